@@ -1,0 +1,288 @@
+"""A model-backed agent: any OpenAI-compatible vision chat endpoint (vLLM, hosted APIs).
+
+Each step sends the system prompt and one user message (goal, last k steps, steps left, the
+screenshot as a base64 PNG image part; see runner.agents.prompt) through the official `openai`
+client and returns the assistant text unparsed: runner.actions parses, validates and repairs it,
+so malformed output becomes a rejected step with feedback, not an agent failure.
+
+Failures of the endpoint are handled here. The client's own retries are off; this module retries
+rate limits (429), timeouts, connection errors, 408/409 and 5xx with deterministic exponential
+backoff (base * 2**(attempt-1), capped, raised to the server's Retry-After when it asks for more),
+through an injectable `sleep`. Other errors (400, 401, 403, 404, 422, ...) fail at once. Either way
+the agent raises AgentFault and the runner records the episode as INVALID, never FAIL.
+
+Per call metadata for receipts lands in `last_call_info` (also after a fault).
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlparse
+
+import openai
+
+from runner.agents.base import AgentFault, Observation
+from runner.agents.prompt import PROMPT_VERSION, system_prompt, user_message
+from runner.model_cache import ModelCache, request_key
+from runner.taskcard import TaskCard
+
+LOCAL_DUMMY_API_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_RETRYABLE_STATUS = {408, 409, 429}
+
+
+def is_local_url(base_url: str) -> bool:
+    """True for endpoints on this machine (no API key needed by default)."""
+    host = (urlparse(base_url).hostname or "").lower()
+    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
+    return False
+
+
+def _retry_after_s(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said so."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            continue  # an HTTP date: fall back to our own backoff
+        if seconds >= 0:
+            return seconds
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    text = str(exc).strip().replace("\n", " ")
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {text}"
+
+
+class ApiAgent:
+    """Agent backed by an OpenAI-compatible chat completions endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        top_p: float | None = None,
+        seed: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        history_k: int = 3,
+        cache: ModelCache | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """`max_retries` counts retries after the first attempt (at most 1 + max_retries calls).
+
+        `top_p`, `seed` and `extra_body` (server-specific settings such as vLLM's top_k) are sent
+        only when given; all of them are part of the cache key. The key comes from `api_key`, else
+        OPENAI_API_KEY, else a dummy for local endpoints; a remote endpoint without one is an error.
+        """
+        if max_retries < 0 or history_k < 0 or timeout_s <= 0:
+            raise ValueError("max_retries and history_k must be >= 0 and timeout_s > 0")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not is_local_url(self.base_url):
+                raise ValueError(
+                    f"no API key for {self.base_url}: pass api_key or set OPENAI_API_KEY"
+                    " (use OPENAI_API_KEY=EMPTY for a server that needs none)"
+                )
+            key = LOCAL_DUMMY_API_KEY
+        self._api_key = key
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.top_p = top_p
+        self.seed = seed
+        self.extra_body = dict(extra_body) if extra_body else None
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.history_k = history_k
+        self.cache = cache
+        self._sleep = sleep
+        self._client: openai.OpenAI | None = None
+        self.name = f"api:{model}"
+        self._card: TaskCard | None = None
+        self._episode: dict[str, Any] = {}
+        self._system_prompts: dict[tuple[int, int], str] = {}
+        self.last_call_info: dict[str, Any] = {}
+
+    # -- Agent protocol ----------------------------------------------------------------------
+    def reset(self, card: TaskCard, subject: str, seed: int) -> None:
+        self._card = card
+        self._episode = {"task": card.id, "task_version": card.version, "subject": subject, "seed": seed}
+        self._system_prompts = {}
+        self.last_call_info = {}
+
+    def act(self, obs: Observation) -> str:
+        """The assistant's raw reply for this observation; AgentFault if the endpoint keeps failing."""
+        if self._card is None:
+            raise RuntimeError("ApiAgent.act() called before reset()")
+        request = self.build_request(obs)
+        key = self.cache_key(request, obs)
+        info: dict[str, Any] = {
+            "model": self.model,
+            "base_url": self.base_url,
+            "prompt_version": PROMPT_VERSION,
+            "cache_key": key,
+            "cache_hit": False,
+            "attempts": 0,
+            "latency_s": 0.0,
+            "tokens": None,
+            "finish_reason": None,
+            "response_id": None,
+            "errors": [],
+            "backoff_s": [],
+        }
+        self.last_call_info = info
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                info.update(cache_hit=True, tokens=cached.get("tokens"),
+                            finish_reason=cached.get("finish_reason"), response_id=cached.get("response_id"))
+                return cached["text"]
+        result = self._call_with_retries(request, info)
+        if self.cache is not None:
+            self.cache.put(key, result)
+        return result["text"]
+
+    # -- request and key ---------------------------------------------------------------------
+    def build_request(self, obs: Observation) -> dict[str, Any]:
+        """The chat.completions.create arguments for this observation (without extra_body)."""
+        dims = (obs.width, obs.height)
+        if dims not in self._system_prompts:
+            assert self._card is not None
+            self._system_prompts[dims] = system_prompt(self._card, obs.width, obs.height)
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": self._system_prompts[dims]},
+                {"role": "user", "content": user_message(obs, self.history_k)},
+            ],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.top_p is not None:
+            request["top_p"] = self.top_p
+        if self.seed is not None:
+            request["seed"] = self.seed
+        return request
+
+    def cache_key(self, request: dict[str, Any], obs: Observation) -> str:
+        """Hash of everything that determines the response.
+
+        When sampling (temperature > 0) the episode and step are part of the key too, so episodes
+        that happen to see identical screens still draw independent samples, while a resumed
+        episode replays its own.
+        """
+        desc: dict[str, Any] = {
+            "base_url": self.base_url,
+            "request": request,
+            "extra_body": self.extra_body,
+        }
+        if self.temperature > 0:
+            desc["sample_scope"] = {**self._episode, "step": obs.step}
+        return request_key(desc)
+
+    # -- transport ---------------------------------------------------------------------------
+    def _get_client(self) -> openai.OpenAI:
+        if self._client is None:
+            self._client = openai.OpenAI(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
+            )
+        return self._client
+
+    def backoff_delay(self, attempt: int, exc: BaseException | None = None) -> float:
+        """Deterministic delay after failed attempt number `attempt` (1-based)."""
+        delay = self.backoff_base_s * (2 ** (attempt - 1))
+        asked = _retry_after_s(exc) if exc is not None else None
+        if asked is not None:
+            delay = max(delay, asked)
+        return min(delay, self.backoff_max_s)
+
+    def _call_with_retries(self, request: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        client = self._get_client()
+        kwargs = dict(request)
+        if self.extra_body:
+            kwargs["extra_body"] = self.extra_body
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            info["attempts"] = attempt
+            try:
+                resp = client.chat.completions.create(**kwargs)
+            except openai.OpenAIError as exc:
+                info["errors"].append(_describe(exc))
+                info["latency_s"] = round(time.monotonic() - started, 4)
+                if not _is_retryable(exc):
+                    raise AgentFault(
+                        f"model endpoint {self.base_url} (model {self.model}) failed with a"
+                        f" non-retryable error: {_describe(exc)}"
+                    ) from exc
+                if attempt > self.max_retries:
+                    raise AgentFault(
+                        f"model endpoint {self.base_url} (model {self.model}) still failing after"
+                        f" {attempt} attempts; last error: {_describe(exc)}"
+                    ) from exc
+                delay = self.backoff_delay(attempt, exc)
+                info["backoff_s"].append(delay)
+                self._sleep(delay)
+                continue
+            break
+        info["latency_s"] = round(time.monotonic() - started, 4)
+        if not resp.choices:
+            raise AgentFault(f"model endpoint {self.base_url} (model {self.model}) returned no choices")
+        choice = resp.choices[0]
+        usage = resp.usage
+        tokens = None
+        if usage is not None:
+            tokens = {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens,
+                      "total": usage.total_tokens}
+        result = {
+            "text": choice.message.content or "",
+            "finish_reason": choice.finish_reason,
+            "tokens": tokens,
+            "response_id": resp.id,
+        }
+        info.update(tokens=tokens, finish_reason=choice.finish_reason, response_id=resp.id)
+        return result
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The HTTP client holds sockets; drop it so the agent can be shipped to worker processes.
+        state = self.__dict__.copy()
+        state["_client"] = None
+        return state
