@@ -1,1 +1,38 @@
-"""MedImageOSWorld."""
+"""Built-in agents, constructed by name for the CLI."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def make_agent(kind: str, **opts: Any):
+    """reference | noop | random | api | replay."""
+    if kind == "reference":
+        from runner.agents.reference import ReferenceAgent
+
+        return ReferenceAgent()
+    if kind == "noop":
+        from runner.agents.simple import NoopAgent
+
+        return NoopAgent()
+    if kind == "random":
+        from runner.agents.simple import RandomAgent
+
+        return RandomAgent(base_seed=int(opts.get("random_seed", 0)))
+    if kind == "api":
+        from runner.agents.api import ApiAgent
+        from runner.model_cache import ModelCache
+
+        if not opts.get("model") or not opts.get("base_url"):
+            raise ValueError("--agent api needs --model and --base-url")
+        cache = ModelCache(opts["cache_path"]) if opts.get("cache_path") else None
+        return ApiAgent(opts["model"], opts["base_url"], temperature=opts.get("temperature", 0.0),
+                        max_tokens=opts.get("max_tokens", 512), timeout_s=opts.get("timeout_s", 60.0),
+                        max_retries=opts.get("max_retries", 4), history_k=opts.get("history_k", 3),
+                        cache=cache)
+    if kind == "replay":
+        from runner.agents.replay import ReplayAgent
+
+        if not opts.get("replay_from"):
+            raise ValueError("--agent replay needs --from DIR")
+        return ReplayAgent(opts["replay_from"])
+    raise ValueError(f"unknown agent {kind!r}; choose reference, noop, random, api or replay")

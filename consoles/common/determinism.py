@@ -1,0 +1,143 @@
+"""Qt settings that make a console's pixels a pure function of (task, subject, seed, actions).
+
+Wall-clock driven behaviour is switched off: caret blinking, tooltips, UI animations, and the
+timestamp-based double-click detector (replaced by one that only pairs clicks within one runner
+step; see DoubleClickFilter). The UI font is loaded from a pinned file, never from the font set.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+FONT_FILE_CANDIDATES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",  # Debian fonts-dejavu-core (installed by bootstrap)
+)
+BOLD_FONT_FILE_CANDIDATES = ("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",)
+MONO_FONT_FILE_CANDIDATES = ("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",)
+UI_FONT_PIXEL_SIZE = 13
+
+
+def qt_environment() -> dict[str, str]:
+    """Environment a console process needs before QApplication exists."""
+    return {
+        "QT_QPA_PLATFORM": "xcb",  # embedded VTK needs a real X window; offscreen breaks it
+        "QT_ENABLE_HIGHDPI_SCALING": "0",
+        "QT_SCALE_FACTOR": "1",
+        "QT_FONT_DPI": "96",
+        "QT_ACCESSIBILITY": "0",
+        "QT_XCB_NO_XI2": "1",  # core pointer events only: XTEST input arrives the same way every time
+        "MEDIMAGEOS_ROLE": "console",  # guards the subject oracle against console code
+    }
+
+
+def apply_environment() -> None:
+    for key, value in qt_environment().items():
+        os.environ.setdefault(key, value)
+    os.environ["MEDIMAGEOS_ROLE"] = "console"
+
+
+def _first_existing(paths: tuple[str, ...]) -> str:
+    for p in paths:
+        if Path(p).is_file():
+            return p
+    raise FileNotFoundError(
+        f"pinned UI font not found (looked for {', '.join(paths)}); run scripts/bootstrap.sh "
+        "to install fonts-dejavu-core"
+    )
+
+
+def load_pinned_fonts() -> QtGui.QFont:
+    """Register the pinned font files and return the UI font (explicit family, pixel size, no hinting)."""
+    families = []
+    for candidates in (FONT_FILE_CANDIDATES, BOLD_FONT_FILE_CANDIDATES, MONO_FONT_FILE_CANDIDATES):
+        fid = QtGui.QFontDatabase.addApplicationFont(_first_existing(candidates))
+        if fid < 0:
+            raise RuntimeError(f"Qt could not load the pinned font {candidates[0]}")
+        families.extend(QtGui.QFontDatabase.applicationFontFamilies(fid))
+    font = QtGui.QFont("DejaVu Sans")
+    font.setPixelSize(UI_FONT_PIXEL_SIZE)
+    font.setHintingPreference(QtGui.QFont.HintingPreference.PreferNoHinting)
+    font.setStyleStrategy(QtGui.QFont.StyleStrategy.NoFontMerging)
+    return font
+
+
+def neutral_palette() -> QtGui.QPalette:
+    """A fixed dark, vendor-neutral palette (never the system's)."""
+    p = QtGui.QPalette()
+    c = QtGui.QColor
+    roles = QtGui.QPalette.ColorRole
+    p.setColor(roles.Window, c(43, 47, 54))
+    p.setColor(roles.WindowText, c(226, 230, 235))
+    p.setColor(roles.Base, c(28, 31, 36))
+    p.setColor(roles.AlternateBase, c(38, 42, 48))
+    p.setColor(roles.Text, c(235, 238, 242))
+    p.setColor(roles.Button, c(62, 68, 78))
+    p.setColor(roles.ButtonText, c(235, 238, 242))
+    p.setColor(roles.Highlight, c(46, 125, 200))
+    p.setColor(roles.HighlightedText, c(255, 255, 255))
+    p.setColor(roles.ToolTipBase, c(60, 60, 60))
+    p.setColor(roles.ToolTipText, c(240, 240, 240))
+    p.setColor(roles.PlaceholderText, c(140, 146, 156))
+    for role in (roles.WindowText, roles.Text, roles.ButtonText):
+        p.setColor(QtGui.QPalette.ColorGroup.Disabled, role, c(120, 125, 133))
+    p.setColor(QtGui.QPalette.ColorGroup.Disabled, roles.Button, c(50, 54, 61))
+    return p
+
+
+class DoubleClickFilter(QtCore.QObject):
+    """Pairs clicks into a double click only when both arrive within one runner step.
+
+    Qt pairs presses by X server timestamps (wall time), so two separate agent clicks could merge
+    into a double click on a fast machine and not on a slow one. The runner injects a double_click
+    as one burst and settles after every action, so 'same step' is the deterministic criterion.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.epoch = 0
+        self._last_press_epoch = -1
+
+    def eventFilter(self, obj: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 (Qt API)
+        et = event.type()
+        if et == QtCore.QEvent.Type.MouseButtonPress:
+            self._last_press_epoch = self.epoch
+        elif et == QtCore.QEvent.Type.MouseButtonDblClick:
+            if self._last_press_epoch != self.epoch:
+                # demote to a plain press delivered to the same widget
+                me = event  # QMouseEvent
+                press = QtGui.QMouseEvent(
+                    QtCore.QEvent.Type.MouseButtonPress, me.position(), me.scenePosition(),
+                    me.globalPosition(), me.button(), me.buttons(), me.modifiers(),
+                )
+                self._last_press_epoch = self.epoch
+                QtCore.QCoreApplication.sendEvent(obj, press)
+                return True
+            self._last_press_epoch = self.epoch
+        elif et in (QtCore.QEvent.Type.ToolTip, QtCore.QEvent.Type.WhatsThis):
+            return True  # tooltips appear after a wall-clock hover delay
+        return False
+
+
+def configure_application(app: QtWidgets.QApplication, benchmark_mode: bool) -> DoubleClickFilter | None:
+    """Style, palette, font and (in benchmark mode) the wall-clock-free behaviour."""
+    app.setStyle("Fusion")
+    app.setPalette(neutral_palette())
+    app.setFont(load_pinned_fonts())
+    app.setCursorFlashTime(0)  # caret never blinks
+    for effect in (QtCore.Qt.UIEffect.UI_General, QtCore.Qt.UIEffect.UI_AnimateMenu,
+                   QtCore.Qt.UIEffect.UI_FadeMenu, QtCore.Qt.UIEffect.UI_AnimateCombo,
+                   QtCore.Qt.UIEffect.UI_AnimateTooltip, QtCore.Qt.UIEffect.UI_FadeTooltip,
+                   QtCore.Qt.UIEffect.UI_AnimateToolBox):
+        app.setEffectEnabled(effect, False)
+    if not benchmark_mode:
+        return None
+    # Qt still decides 'is this a double click' by timestamp; make that window generous and let
+    # DoubleClickFilter reject pairs that span runner steps.
+    QtGui.QGuiApplication.styleHints().setMouseDoubleClickInterval(5000)
+    app.setDoubleClickInterval(5000)
+    app.setKeyboardInputInterval(0)
+    filt = DoubleClickFilter()
+    app.installEventFilter(filt)
+    return filt

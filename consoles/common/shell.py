@@ -1,0 +1,219 @@
+"""The process shell every console shares: Qt application, fixed frameless window, control server.
+
+A modality console supplies a `ConsoleController` (its model plus the Qt widgets binding it);
+the shell owns the clock, the control socket and the settle protocol:
+
+settle = take in pending X input -> advance the simulated clock -> let widgets repaint ->
+         push every frame to the X server (Qt and VTK connections) -> answer.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from consoles.common import determinism
+
+determinism.apply_environment()  # before Qt is imported anywhere in this process
+
+from PySide6 import QtCore, QtGui, QtNetwork, QtWidgets  # noqa: E402
+
+from consoles.common.clock import SimClock  # noqa: E402
+from consoles.common.protocol import PROTOCOL_VERSION, ControlProtocol  # noqa: E402
+from consoles.common.viewport import ImageViewport  # noqa: E402
+
+CONSOLE_VERSION = "0.1.0"
+
+
+class ConsoleController(Protocol):
+    """What a modality console provides to the shell."""
+
+    central: QtWidgets.QWidget
+
+    def state(self) -> dict[str, Any]: ...
+
+    def named_widgets(self) -> dict[str, QtWidgets.QWidget]: ...
+
+    def named_targets(self) -> dict[str, list[int]]: ...
+
+    def viewports(self) -> list[ImageViewport]: ...
+
+    def on_clock(self, t_old: float, t_new: float) -> None: ...
+
+
+def widget_screen_rect(w: QtWidgets.QWidget) -> list[int] | None:
+    """[x, y, width, height] on the screen, or None if the widget is not visible."""
+    if not w.isVisible():
+        return None
+    top_left = w.mapToGlobal(QtCore.QPoint(0, 0))
+    return [top_left.x(), top_left.y(), w.width(), w.height()]
+
+
+class ConsoleShell:
+    """Runs one console: window, clock, control server, event loop."""
+
+    def __init__(self, args: argparse.Namespace, width: int, height: int) -> None:
+        self.args = args
+        self.benchmark_mode = bool(args.control)
+        self.app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+        self.dblclick = determinism.configure_application(self.app, self.benchmark_mode)
+        self.clock = SimClock()
+        self.width, self.height = width, height
+        self.window = QtWidgets.QWidget()
+        self.window.setObjectName("console_window")
+        self.window.setWindowFlags(QtCore.Qt.WindowType.FramelessWindowHint)
+        self.window.setFixedSize(width, height)
+        self.window.move(0, 0)
+        self.window.setCursor(QtCore.Qt.CursorShape.ArrowCursor)
+        self.layout = QtWidgets.QVBoxLayout(self.window)
+        self.layout.setContentsMargins(0, 0, 0, 0)
+        self.controller: ConsoleController | None = None
+        self.protocol = ControlProtocol()
+        self._server: QtNetwork.QLocalServer | None = None
+        self._clients: list[QtNetwork.QLocalSocket] = []
+        self._buffers: dict[int, bytes] = {}
+        self._register_commands()
+        self._realtime: QtCore.QTimer | None = None
+
+    # ---- wiring -------------------------------------------------------------------------
+    def attach(self, controller: ConsoleController) -> None:
+        self.controller = controller
+        self.layout.addWidget(controller.central)
+        self.clock.subscribe(controller.on_clock)
+
+    def _register_commands(self) -> None:
+        p = self.protocol
+        p.register("hello", self.cmd_hello)
+        p.register("settle", self.cmd_settle)
+        p.register("advance", self.cmd_advance)
+        p.register("state", self.cmd_state)
+        p.register("geometry", self.cmd_geometry)
+        p.register("quit", self.cmd_quit)
+        if os.environ.get("MEDIMAGEOS_FAULT_INJECTION") == "1":
+            # Only for the runner's own fault tests: a real crash and a real hang of a real console.
+            p.register("_crash", lambda: os._exit(17))
+            p.register("_hang", lambda seconds=3600: time.sleep(seconds) or {})
+
+    # ---- commands -----------------------------------------------------------------------
+    def cmd_hello(self) -> dict[str, Any]:
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "version": CONSOLE_VERSION,
+            "window_id": int(self.window.winId()),
+            "viewport": [self.width, self.height],
+            "pid": os.getpid(),
+            "sim_time": self.clock.now,
+            "commands": self.protocol.commands,
+        }
+
+    def _flush_frames(self) -> None:
+        QtGui.QGuiApplication.sync()  # X input in, Qt events and repaints out, round trip to the server
+        self.app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
+        if self.controller is not None:
+            for vp in self.controller.viewports():
+                if vp.isVisible():
+                    vp.sync_display()
+        QtGui.QGuiApplication.sync()
+
+    def cmd_settle(self, advance: float = 0.0) -> dict[str, Any]:
+        QtGui.QGuiApplication.sync()  # deliver every X event the runner injected before asking
+        self.app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
+        if advance:
+            self.clock.advance(advance)
+        self._flush_frames()
+        if self.dblclick is not None:
+            self.dblclick.epoch += 1
+        return {"sim_time": self.clock.now}
+
+    def cmd_advance(self, seconds: float) -> dict[str, Any]:
+        self.clock.advance(seconds)
+        self._flush_frames()
+        return {"sim_time": self.clock.now}
+
+    def cmd_state(self) -> dict[str, Any]:
+        assert self.controller is not None
+        state = self.controller.state()
+        state["sim_time"] = self.clock.now
+        state["console_version"] = CONSOLE_VERSION
+        return {"state": state}
+
+    def cmd_geometry(self) -> dict[str, Any]:
+        assert self.controller is not None
+        rects: dict[str, list[int]] = {}
+        for name, w in self.controller.named_widgets().items():
+            r = widget_screen_rect(w)
+            if r is not None:
+                rects[name] = r
+        rects.update(self.controller.named_targets())
+        transforms = getattr(self.controller, "transforms", lambda: {})()
+        return {"geometry": rects, "transforms": transforms, "screen": [self.width, self.height]}
+
+    def cmd_quit(self) -> dict[str, Any]:
+        QtCore.QTimer.singleShot(0, self.app.quit)
+        return {}
+
+    # ---- control server -----------------------------------------------------------------
+    def _listen(self, path: str) -> None:
+        Path(path).unlink(missing_ok=True)
+        self._server = QtNetwork.QLocalServer()
+        self._server.setSocketOptions(QtNetwork.QLocalServer.SocketOption.UserAccessOption)
+        if not self._server.listen(path):
+            raise RuntimeError(f"cannot listen on control socket {path}: {self._server.errorString()}")
+        self._server.newConnection.connect(self._on_connection)
+
+    def _on_connection(self) -> None:
+        assert self._server is not None
+        while self._server.hasPendingConnections():
+            sock = self._server.nextPendingConnection()
+            self._clients.append(sock)
+            self._buffers[id(sock)] = b""
+            sock.readyRead.connect(lambda s=sock: self._on_ready(s))
+            sock.disconnected.connect(lambda s=sock: self._on_disconnect(s))
+
+    def _on_disconnect(self, sock: QtNetwork.QLocalSocket) -> None:
+        if sock in self._clients:
+            self._clients.remove(sock)
+        # The runner owns this console: if it goes away, so do we (no orphaned consoles).
+        if self.benchmark_mode and not self._clients:
+            QtCore.QTimer.singleShot(0, self.app.quit)
+
+    def _on_ready(self, sock: QtNetwork.QLocalSocket) -> None:
+        buf = self._buffers.get(id(sock), b"") + bytes(sock.readAll().data())
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            if line.strip():
+                sock.write(self.protocol.handle_line(line))
+                sock.flush()
+        self._buffers[id(sock)] = buf
+
+    # ---- run ----------------------------------------------------------------------------
+    def run(self) -> int:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        self.window.show()
+        self.window.move(0, 0)
+        if self.controller is not None:
+            for vp in self.controller.viewports():
+                vp.Initialize()
+        if self.args.control:
+            self._listen(self.args.control)
+        else:
+            # A person at the console: simulated time follows the wall clock, 10 ticks a second.
+            self._realtime = QtCore.QTimer()
+            self._realtime.setInterval(100)
+            self._realtime.timeout.connect(lambda: self.clock.advance(0.1))
+            self._realtime.start()
+        return self.app.exec()
+
+
+def console_arg_parser(prog: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Run a simulated acquisition console.")
+    ap.add_argument("--task", required=True, help="task id or path to a task.json")
+    ap.add_argument("--subject", default="dev", help="subject id (default: dev)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--control", default="", help="Unix socket path for the runner's control channel")
+    return ap

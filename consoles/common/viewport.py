@@ -1,0 +1,318 @@
+"""VTK image viewport embedded in Qt (QVTKRenderWindowInteractor under xcb).
+
+Shows one 2D image in image-plane millimetres with window/level and planning overlays, and
+reports mouse events in image-plane coordinates to its owner. The camera is fixed (parallel
+projection fitted to a view box), so the pixel <-> mm mapping is exact and exported for the
+reference solvers through `screen_rect_of` / `to_screen`.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from typing import Callable
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+from vtkmodules.qt.QVTKRenderWindowInteractor import QVTKRenderWindowInteractor
+from vtkmodules.util import numpy_support
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkImageData, vtkPolyData
+from vtkmodules.vtkInteractionStyle import vtkInteractorStyleUser
+from vtkmodules.vtkRenderingCore import (
+    vtkActor2D,
+    vtkImageActor,
+    vtkPolyDataMapper2D,
+    vtkRenderer,
+    vtkTextActor,
+)
+import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (registers the OpenGL backend)
+import vtkmodules.vtkRenderingFreeType  # noqa: F401  (text rendering)
+
+from consoles.common.determinism import FONT_FILE_CANDIDATES, _first_existing
+from consoles.common.overlays import Box, Handle, Label, Line, OverlaySet
+
+_libx11 = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+_libx11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+
+MouseCallback = Callable[[str, float, float, QtCore.Qt.MouseButton], None]
+
+
+class ImageViewport(QVTKRenderWindowInteractor):
+    """A fixed-camera 2D image view with window/level (right-drag) and overlays."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None, name: str, placeholder: str = "No image") -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self.name = name
+        self._renderer = vtkRenderer()
+        self._renderer.SetBackground(0.0, 0.0, 0.0)
+        self.GetRenderWindow().AddRenderer(self._renderer)
+        self.GetRenderWindow().SetMultiSamples(0)  # identical pixels across runs and drivers
+        self._interactor_style = vtkInteractorStyleUser()
+        self.GetRenderWindow().GetInteractor().SetInteractorStyle(self._interactor_style)
+        self._image_actor = vtkImageActor()
+        self._image_actor.GetProperty().SetInterpolationTypeToLinear()
+        self._image_actor.VisibilityOff()
+        self._renderer.AddActor(self._image_actor)
+        self._image = vtkImageData()
+        self._overlay_actors: list = []
+        self._view = (0.0, 1.0, 0.0, 1.0)  # u0, u1, v0, v1 the camera fits
+        self._window, self._level = 400.0, 40.0
+        self._font_file = _first_existing(FONT_FILE_CANDIDATES)
+        self._placeholder_text = placeholder
+        self._placeholder = self._make_text(placeholder, 16, (0.6, 0.63, 0.68))
+        self._placeholder.GetTextProperty().SetJustificationToCentered()
+        self._placeholder.GetTextProperty().SetVerticalJustificationToCentered()
+        self._renderer.AddViewProp(self._placeholder)
+        self.mouse_callback: MouseCallback | None = None
+        self.wheel_callback: Callable[[int], None] | None = None
+        self.window_level_callback: Callable[[float, float], None] | None = None
+        self._wl_drag: tuple[float, float, float, float] | None = None
+        self.setMouseTracking(False)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+
+    # ---- image and camera -------------------------------------------------------------
+    def set_image(self, pixels: np.ndarray | None, u0: float = 0.0, v0: float = 0.0,
+                  du: float = 1.0, dv: float = 1.0) -> None:
+        """Show `pixels` (rows top->bottom, cols left->right). Row 0 is the top (highest v)."""
+        if pixels is None:
+            self._image_actor.VisibilityOff()
+            self._placeholder.SetVisibility(True)
+            self._fit_camera()
+            self.refresh()
+            return
+        arr = np.ascontiguousarray(np.flipud(pixels), dtype=np.float32)  # VTK rows go up
+        rows, cols = arr.shape
+        img = vtkImageData()
+        img.SetDimensions(cols, rows, 1)
+        img.SetSpacing(du, dv, 1.0)
+        img.SetOrigin(u0, v0 - (rows - 1) * dv, 0.0)
+        vtk_arr = numpy_support.numpy_to_vtk(arr.ravel(), deep=True)
+        img.GetPointData().SetScalars(vtk_arr)
+        self._image = img
+        self._image_actor.SetInputData(img)
+        self._image_actor.VisibilityOn()
+        self._placeholder.SetVisibility(False)
+        self._apply_window_level()
+        self.refresh()
+
+    def set_placeholder(self, text: str) -> None:
+        self._placeholder_text = text
+        self._placeholder.SetInput(text)
+        self.refresh()
+
+    def set_view_box(self, u0: float, u1: float, v0: float, v1: float) -> None:
+        """The image-plane region (mm) the camera fits into the widget (aspect preserved)."""
+        self._view = (u0, u1, v0, v1)
+        self._fit_camera()
+        self.refresh()
+
+    def set_window_level(self, window: float, level: float) -> None:
+        self._window, self._level = max(1.0, float(window)), float(level)
+        self._apply_window_level()
+        self.refresh()
+
+    @property
+    def window_level(self) -> tuple[float, float]:
+        return self._window, self._level
+
+    def _apply_window_level(self) -> None:
+        prop = self._image_actor.GetProperty()
+        prop.SetColorWindow(self._window)
+        prop.SetColorLevel(self._level)
+
+    def _scale(self) -> tuple[float, float, float]:
+        """(pixels per mm, centre u, centre v) for the current widget size and view box."""
+        u0, u1, v0, v1 = self._view
+        w, h = max(1, self.width()), max(1, self.height())
+        k = min(w / max(1e-6, u1 - u0), h / max(1e-6, v1 - v0))
+        return k, (u0 + u1) / 2.0, (v0 + v1) / 2.0
+
+    def _fit_camera(self) -> None:
+        k, cu, cv = self._scale()
+        cam = self._renderer.GetActiveCamera()
+        cam.ParallelProjectionOn()
+        cam.SetFocalPoint(cu, cv, 0.0)
+        cam.SetPosition(cu, cv, 1000.0)
+        cam.SetViewUp(0.0, 1.0, 0.0)
+        cam.SetParallelScale(self.height() / (2.0 * k))
+        self._renderer.ResetCameraClippingRange(cu - 1e4, cu + 1e4, cv - 1e4, cv + 1e4, -10, 10)
+        self._placeholder.SetPosition(self.width() / 2.0, self.height() / 2.0)
+
+    def resizeEvent(self, ev: QtGui.QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(ev)
+        self._fit_camera()
+
+    # ---- coordinates ------------------------------------------------------------------
+    def to_widget(self, u: float, v: float) -> tuple[float, float]:
+        """Image-plane mm -> widget pixel (origin top-left, y down)."""
+        k, cu, cv = self._scale()
+        return (u - cu) * k + self.width() / 2.0, self.height() / 2.0 - (v - cv) * k
+
+    def to_plane(self, x: float, y: float) -> tuple[float, float]:
+        """Widget pixel -> image-plane mm."""
+        k, cu, cv = self._scale()
+        return (x - self.width() / 2.0) / k + cu, (self.height() / 2.0 - y) / k + cv
+
+    def to_screen(self, u: float, v: float) -> tuple[int, int]:
+        x, y = self.to_widget(u, v)
+        g = self.mapToGlobal(QtCore.QPoint(0, 0))
+        return int(round(g.x() + x)), int(round(g.y() + y))
+
+    def pixels_per_mm(self) -> float:
+        return self._scale()[0]
+
+    # ---- overlays ---------------------------------------------------------------------
+    def set_overlays(self, overlays: OverlaySet) -> None:
+        for actor in self._overlay_actors:
+            self._renderer.RemoveViewProp(actor)
+        self._overlay_actors = []
+        for item in overlays.items:
+            actor = self._make_overlay_actor(item)
+            if actor is not None:
+                self._renderer.AddViewProp(actor)
+                self._overlay_actors.append(actor)
+        self.refresh()
+
+    def _polyline_actor(self, pts_px: list[tuple[float, float]], color, width: float, closed=False,
+                        dashed=False) -> vtkActor2D:
+        h = self.height()
+        points, cells = vtkPoints(), vtkCellArray()
+        segs = list(zip(pts_px, pts_px[1:] + (pts_px[:1] if closed else [])))
+        n = 0
+        for (x0, y0), (x1, y1) in segs:
+            pieces = _dash(x0, y0, x1, y1) if dashed else [(x0, y0, x1, y1)]
+            for a, b, c, d in pieces:
+                points.InsertNextPoint(a, h - b, 0.0)
+                points.InsertNextPoint(c, h - d, 0.0)
+                cells.InsertNextCell(2)
+                cells.InsertCellPoint(n)
+                cells.InsertCellPoint(n + 1)
+                n += 2
+        poly = vtkPolyData()
+        poly.SetPoints(points)
+        poly.SetLines(cells)
+        mapper = vtkPolyDataMapper2D()
+        mapper.SetInputData(poly)
+        actor = vtkActor2D()
+        actor.SetMapper(mapper)
+        actor.GetProperty().SetColor(*color)
+        actor.GetProperty().SetLineWidth(width)
+        return actor
+
+    def _make_overlay_actor(self, item):
+        if isinstance(item, Line):
+            return self._polyline_actor([self.to_widget(item.u0, item.v0), self.to_widget(item.u1, item.v1)],
+                                        item.color, item.width, dashed=item.dashed)
+        if isinstance(item, Box):
+            a = self.to_widget(item.u0, item.v0)
+            b = self.to_widget(item.u1, item.v1)
+            pts = [(a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1])]
+            return self._polyline_actor(pts, item.color, item.width, closed=True)
+        if isinstance(item, Handle):
+            x, y = self.to_widget(item.u, item.v)
+            s = item.size_px / 2.0
+            pts = [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)]
+            return self._polyline_actor(pts, item.color, 2.0, closed=True)
+        if isinstance(item, Label):
+            actor = self._make_text(item.text, item.size_px, item.color, item.background)
+            if item.screen_anchored:
+                x, y = item.u, item.v
+            else:
+                x, y = self.to_widget(item.u, item.v)
+            tp = actor.GetTextProperty()
+            {"left": tp.SetJustificationToLeft, "center": tp.SetJustificationToCentered,
+             "right": tp.SetJustificationToRight}[item.align]()
+            tp.SetVerticalJustificationToCentered()
+            actor.SetPosition(x, self.height() - y)
+            return actor
+        return None
+
+    def _make_text(self, text: str, size: int, color, background: bool = False) -> vtkTextActor:
+        actor = vtkTextActor()
+        actor.SetInput(text)
+        tp = actor.GetTextProperty()
+        tp.SetFontFamily(4)  # VTK_FONT_FILE: the pinned file, not VTK's built-in Arial
+        tp.SetFontFile(self._font_file)
+        tp.SetFontSize(size)
+        tp.SetColor(*color)
+        if background:
+            tp.SetBackgroundColor(0.0, 0.0, 0.0)
+            tp.SetBackgroundOpacity(0.55)
+        return actor
+
+    # ---- rendering --------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Schedule a repaint (rendered in the next event-loop pass, then synced by settle)."""
+        self.update()
+
+    def render_now(self) -> None:
+        self.GetRenderWindow().Render()
+
+    def sync_display(self) -> None:
+        """Wait until the X server has the rendered frame (VTK draws on its own X connection)."""
+        ident = self.GetRenderWindow().GetGenericDisplayId()
+        if isinstance(ident, str) and ident.startswith("_"):
+            _libx11.XSync(ctypes.c_void_p(int(ident[1:].split("_")[0], 16)), 0)
+
+    # ---- mouse ------------------------------------------------------------------------
+    def _emit(self, kind: str, ev: QtGui.QMouseEvent) -> None:
+        if self.mouse_callback is not None:
+            u, v = self.to_plane(ev.position().x(), ev.position().y())
+            self.mouse_callback(kind, u, v, ev.button())
+
+    def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+        if ev.button() == QtCore.Qt.MouseButton.RightButton:
+            self._wl_drag = (ev.position().x(), ev.position().y(), self._window, self._level)
+            return
+        self._emit("press", ev)
+
+    def mouseMoveEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+        if self._wl_drag is not None:
+            x0, y0, w0, l0 = self._wl_drag
+            w = max(1.0, w0 + 4.0 * (ev.position().x() - x0))
+            lv = l0 - 2.0 * (ev.position().y() - y0)
+            self.set_window_level(w, lv)
+            if self.window_level_callback:
+                self.window_level_callback(w, lv)
+            return
+        self._emit("move", ev)
+
+    def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+        if ev.button() == QtCore.Qt.MouseButton.RightButton:
+            self._wl_drag = None
+            return
+        self._emit("release", ev)
+
+    def mouseDoubleClickEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
+        self._emit("double", ev)
+
+    def wheelEvent(self, ev: QtGui.QWheelEvent) -> None:  # noqa: N802
+        notches = -int(round(ev.angleDelta().y() / 120))  # +1 = wheel down
+        if notches and self.wheel_callback:
+            self.wheel_callback(notches)
+
+    def keyPressEvent(self, ev) -> None:  # noqa: N802  (keys go to Qt widgets, not VTK)
+        QtWidgets.QWidget.keyPressEvent(self, ev)
+
+    def keyReleaseEvent(self, ev) -> None:  # noqa: N802
+        QtWidgets.QWidget.keyReleaseEvent(self, ev)
+
+    def enterEvent(self, ev) -> None:  # noqa: N802
+        pass
+
+    def leaveEvent(self, ev) -> None:  # noqa: N802
+        pass
+
+
+def _dash(x0: float, y0: float, x1: float, y1: float, on: float = 8.0, off: float = 5.0):
+    length = float(np.hypot(x1 - x0, y1 - y0))
+    if length < 1e-6:
+        return []
+    ux, uy = (x1 - x0) / length, (y1 - y0) / length
+    out, s = [], 0.0
+    while s < length:
+        e = min(length, s + on)
+        out.append((x0 + ux * s, y0 + uy * s, x0 + ux * e, y0 + uy * e))
+        s = e + off
+    return out

@@ -1,0 +1,391 @@
+"""CT console model: all state and simulator logic, serializable, no Qt.
+
+Coordinates: the console works in table millimetres. Table z = subject z - laser_z + shift,
+where laser_z is where the positioning laser landed on the subject (a fixed offset below the
+top of the scanned volume, like a jugular-notch laser) and `shift` is the seeded positioning
+error. Start is the superior (top) edge of the range, End the inferior edge (start > end).
+Table height H (mm) sets the gantry isocentre in subject y: y_iso = y_iso0 + (H - H0); raising
+the table lifts the patient (anterior = -y), so the isocentre moves posterior relative to them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from consoles.ct.protocols import PROTOCOLS, Protocol, get_protocol
+from rendering import ct_physics
+from rendering.seeding import seeded_rng as episode_rng
+
+SCOUT_SECONDS = 4.0
+RECON_SECONDS = 2.0
+MIN_RANGE_MM = 10.0
+TABLE_HEIGHT_LIMITS = (60.0, 260.0)
+NOMINAL_TABLE_HEIGHT = 160.0
+LASER_BELOW_TOP_MM = 120.0
+
+
+class ConsoleActionError(ValueError):
+    """An operation the console refuses in its current state (shown to the user as a message)."""
+
+
+@dataclass
+class Series:
+    uid: int
+    protocol: str
+    start_mm: float
+    end_mm: float
+    subject_z_top: float
+    subject_z_bottom: float
+    table_height_mm: float
+    y_iso_subject: float
+    kv: float
+    mas: float
+    pitch: float
+    slice_mm: float
+    t_start: float
+    t_end: float
+    ctdi_vol_mgy: float
+    dlp_mgycm: float
+    effective_msv: float
+    n_images: int
+    noise_hu: float
+    images: np.ndarray | None = field(default=None, repr=False)  # (n, ny, nx) HU, top slice first
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "images"}
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+class CTModel:
+    """The scanner console's logic. Methods raise ConsoleActionError when the action is not allowed."""
+
+    def __init__(self, subject, task_id: str, seed: int, initial_state: dict | None = None,
+                 perturbations: dict | None = None) -> None:
+        self.subject = subject
+        self.task_id, self.seed = task_id, seed
+        self.listeners: list[Callable[[str], None]] = []
+        initial_state = dict(initial_state or {})
+        perturbations = dict(perturbations or {})
+        rng = episode_rng(task_id, subject.id, seed, "perturbation")
+        lo, hi = perturbations.get("patient_shift_mm", [0.0, 0.0])
+        self.patient_shift_mm = round(float(rng.uniform(lo, hi)), 1)
+        lo, hi = perturbations.get("table_height_offset_mm", [0.0, 0.0])
+        self.iso_offset_mm = round(float(rng.uniform(lo, hi)), 1)
+        self.t = 0.0
+        self.laser_z = float(subject.world_z()[-1]) - LASER_BELOW_TOP_MM
+        self.protocol: Protocol | None = None
+        self.selected_protocol: str | None = None
+        self.scout_status = "none"  # none | acquiring | done
+        self.scout_t_end = 0.0
+        self.scouts: dict[str, ct_physics.Scout] = {}
+        self.dw_mm: np.ndarray | None = None
+        self.start_mm = 0.0
+        self.end_mm = 0.0
+        self.h0 = NOMINAL_TABLE_HEIGHT
+        self.table_height_mm = NOMINAL_TABLE_HEIGHT
+        self.kv, self.mas, self.pitch = 120.0, 100.0, 1.0
+        self.rotation_s, self.collimation_mm, self.slice_mm, self.fov_mm = 0.5, 40.0, 5.0, 400.0
+        self.confirmed = False
+        self.scan_status = "idle"  # idle | scanning | reconstructing
+        self.scan_t_start = self.scan_t_end = 0.0
+        self.series: list[Series] = []
+        self.recon_open: int | None = None
+        self.recon_index = 0
+        self.events: list[dict[str, Any]] = []
+        self.message = "Select a protocol and press Load protocol."
+        self._hu_lut = subject.ct_hu_lut().astype(np.float32)
+        self._mu: np.ndarray | None = None
+        if initial_state.get("protocol"):
+            self.load_protocol(initial_state["protocol"], log=False)
+
+    # ---- geometry ---------------------------------------------------------------------
+    def table_from_subject_z(self, z: float | np.ndarray) -> float | np.ndarray:
+        return z - self.laser_z + self.patient_shift_mm
+
+    def subject_from_table_z(self, zt: float | np.ndarray) -> float | np.ndarray:
+        return zt + self.laser_z - self.patient_shift_mm
+
+    def y_iso_subject(self, height: float | None = None) -> float:
+        h = self.table_height_mm if height is None else height
+        return self.iso_offset_mm + (h - self.h0)
+
+    def table_limits(self) -> tuple[float, float]:
+        """(top, bottom) of the scannable table range (the subject volume) in table mm."""
+        z = self.subject.world_z()
+        return float(self.table_from_subject_z(z[-1])), float(self.table_from_subject_z(z[0]))
+
+    # ---- notifications ----------------------------------------------------------------
+    def _changed(self, what: str) -> None:
+        for fn in self.listeners:
+            fn(what)
+
+    def _log(self, event: str, **info: Any) -> None:
+        self.events.append({"t": round(self.t, 3), "event": event, **info})
+
+    def _require(self, cond: bool, message: str) -> None:
+        if not cond:
+            self.message = message
+            self._changed("message")
+            raise ConsoleActionError(message)
+
+    # ---- protocol ---------------------------------------------------------------------
+    @staticmethod
+    def protocols() -> tuple[Protocol, ...]:
+        return PROTOCOLS
+
+    def select_protocol(self, pid: str) -> None:
+        get_protocol(pid)
+        self.selected_protocol = pid
+        self._changed("protocol_selection")
+
+    def load_protocol(self, pid: str | None = None, log: bool = True) -> None:
+        pid = pid or self.selected_protocol
+        self._require(pid is not None, "Select a protocol in the list first.")
+        self._require(self.scan_status == "idle", "Cannot change protocol while scanning.")
+        p = get_protocol(pid)
+        self.protocol, self.selected_protocol = p, p.id
+        self.kv, self.mas, self.pitch = float(p.kv), float(p.mas), float(p.pitch)
+        self.rotation_s, self.collimation_mm = p.rotation_s, p.collimation_mm
+        self.slice_mm, self.fov_mm = p.slice_mm, float(p.fov_mm)
+        self.start_mm, self.end_mm = p.default_start_mm, p.default_end_mm
+        self.confirmed = False
+        if log:
+            self._log("protocol_loaded", protocol=p.id)
+        self.message = f"Protocol '{p.name}' loaded. Acquire the scout."
+        self._changed("protocol")
+
+    # ---- scout ------------------------------------------------------------------------
+    def acquire_scout(self) -> None:
+        self._require(self.protocol is not None, "Load a protocol before acquiring the scout.")
+        self._require(self.scan_status == "idle" and self.scout_status != "acquiring", "The scanner is busy.")
+        self.scout_status = "acquiring"
+        self.scout_t_end = self.t + SCOUT_SECONDS
+        self._log("scout_started")
+        self.message = "Acquiring scout (AP and lateral)..."
+        self._changed("scout")
+
+    def _mu_volume(self) -> np.ndarray:
+        if self._mu is None:
+            self._mu = ct_physics.mu_from_hu(self._hu_lut[self.subject.labels])
+        return self._mu
+
+    def _finish_scout(self) -> None:
+        mu = self._mu_volume()
+        spacing = self.subject.spacing_mm
+        rng = episode_rng(self.task_id, self.subject.id, self.seed, "scout")
+        z = self.subject.world_z()
+        top = float(self.table_from_subject_z(z[-1]))
+        ox, oy, _ = self.subject.origin_mm
+        for view, u0, du in (("ap", ox, spacing[0]), ("lateral", oy, spacing[1])):
+            p = ct_physics.scout_projection(mu, spacing, view)
+            noisy = ct_physics.add_scout_noise(p, rng)
+            self.scouts[view] = ct_physics.Scout(view, np.flipud(noisy), u0, du, top, spacing[2])
+        self.dw_mm = ct_physics.water_equivalent_diameter_mm(
+            ct_physics.scout_projection(mu, spacing, "ap"), ct_physics.scout_projection(mu, spacing, "lateral"),
+            spacing)
+        self.scout_status = "done"
+        self._log("scout_acquired")
+        self.message = "Scout ready. Plan the scan range on the scout, then Confirm plan."
+        self._changed("scout")
+
+    # ---- planning ---------------------------------------------------------------------
+    def _editable(self) -> None:
+        self._require(self.scout_status == "done", "Acquire the scout before planning.")
+        self._require(self.scan_status == "idle", "Cannot change the plan while scanning.")
+
+    def set_range(self, start_mm: float | None = None, end_mm: float | None = None) -> None:
+        """Set the top (start) and/or bottom (end) edge in table mm, kept inside the table limits."""
+        self._editable()
+        top, bottom = self.table_limits()
+        s = self.start_mm if start_mm is None else float(start_mm)
+        e = self.end_mm if end_mm is None else float(end_mm)
+        s = min(top, max(bottom + MIN_RANGE_MM, s))
+        e = max(bottom, min(top - MIN_RANGE_MM, e))
+        if s - e < MIN_RANGE_MM:
+            if start_mm is not None and end_mm is None:
+                e = s - MIN_RANGE_MM
+            else:
+                s = e + MIN_RANGE_MM
+        s, e = round(s, 1), round(e, 1)
+        if (s, e) != (self.start_mm, self.end_mm):
+            self.start_mm, self.end_mm = s, e
+            self._unconfirm()
+            self._log("range_changed", start_mm=s, end_mm=e)
+        self._changed("plan")
+
+    def move_range(self, delta_mm: float) -> None:
+        length = self.start_mm - self.end_mm
+        top, bottom = self.table_limits()
+        s = min(top, max(bottom + length, self.start_mm + delta_mm))
+        self.set_range(s, s - length)
+
+    def set_table_height(self, h: float) -> None:
+        self._editable()
+        h = round(min(TABLE_HEIGHT_LIMITS[1], max(TABLE_HEIGHT_LIMITS[0], float(h))), 1)
+        if h != self.table_height_mm:
+            self.table_height_mm = h
+            self._unconfirm()
+            self._log("table_height_changed", table_height_mm=h)
+        self._changed("plan")
+
+    def set_param(self, name: str, value: float) -> None:
+        self._require(self.scan_status == "idle", "Cannot change parameters while scanning.")
+        bounds = {"kv": (70, 150), "mas": (10, 600), "pitch": (0.2, 1.5), "fov_mm": (150, 500),
+                  "slice_mm": (0.5, 10.0)}
+        self._require(name in bounds, f"unknown parameter {name}")
+        lo, hi = bounds[name]
+        value = round(min(hi, max(lo, float(value))), 3)
+        if getattr(self, name) != value:
+            setattr(self, name, value)
+            self._unconfirm()
+            self._log("param_changed", name=name, value=value)
+        self._changed("params")
+
+    def _unconfirm(self) -> None:
+        if self.confirmed:
+            self.confirmed = False
+            self.message = "Plan changed: confirm it again before scanning."
+
+    def confirm(self) -> None:
+        self._editable()
+        self.confirmed = True
+        self._log("plan_confirmed", start_mm=self.start_mm, end_mm=self.end_mm,
+                  table_height_mm=self.table_height_mm)
+        self.message = "Plan confirmed. Press Scan to start the acquisition."
+        self._changed("plan")
+
+    def current_dose(self) -> ct_physics.Dose:
+        region = self.protocol.region if self.protocol else "chest"
+        return ct_physics.dose(self.kv, self.mas, self.pitch, self.start_mm - self.end_mm, region)
+
+    # ---- scanning ---------------------------------------------------------------------
+    def scan(self) -> None:
+        self._require(self.protocol is not None, "Load a protocol first.")
+        self._require(self.scout_status == "done", "Acquire the scout first.")
+        self._require(self.scan_status == "idle", "A scan is already running.")
+        self._require(self.confirmed, "Confirm the plan before scanning.")
+        length = self.start_mm - self.end_mm
+        self.scan_status = "scanning"
+        self.scan_t_start = self.t
+        self.scan_t_end = self.t + ct_physics.scan_duration_s(length, self.pitch, self.collimation_mm,
+                                                              self.rotation_s)
+        self._log("scan_started", start_mm=self.start_mm, end_mm=self.end_mm)
+        self.message = "Scanning..."
+        self._changed("scan")
+
+    def scan_progress(self) -> float:
+        if self.scan_status == "scanning":
+            span = max(1e-6, self.scan_t_end - self.scan_t_start)
+            return min(1.0, (self.t - self.scan_t_start) / span)
+        if self.scan_status == "reconstructing":
+            return 1.0
+        return 0.0
+
+    def _hu_slab(self, z0_subject: float, z1_subject: float) -> np.ndarray:
+        z = self.subject.world_z()
+        k = np.nonzero((z >= z0_subject - 1e-6) & (z <= z1_subject + 1e-6))[0]
+        if k.size == 0:  # thinner than a voxel: nearest plane
+            k = np.array([int(np.argmin(np.abs(z - (z0_subject + z1_subject) / 2)))])
+        return self._hu_lut[self.subject.labels[k[0]:k[-1] + 1]]
+
+    def _finish_scan(self) -> None:
+        p = self.protocol
+        assert p is not None
+        d = self.current_dose()
+        sz_top = float(self.subject_from_table_z(self.start_mm))
+        sz_bottom = float(self.subject_from_table_z(self.end_mm))
+        n = max(1, int(round((self.start_mm - self.end_mm) / self.slice_mm)))
+        z_centres = sz_top - (np.arange(n) + 0.5) * (sz_top - sz_bottom) / n
+        dw = float(np.median(self.dw_mm)) if self.dw_mm is not None else 300.0
+        sigma = ct_physics.noise_sigma_hu(self.kv, self.mas, self.pitch, dw, self.slice_mm)
+        rng = episode_rng(self.task_id, self.subject.id, self.seed, "recon", len(self.series))
+        images = ct_physics.reconstruct_axial_stack(self._hu_slab, z_centres, self.slice_mm, sigma, rng)
+        s = Series(len(self.series) + 1, p.id, self.start_mm, self.end_mm, sz_top, sz_bottom,
+                   self.table_height_mm, self.y_iso_subject(), self.kv, self.mas, self.pitch, self.slice_mm,
+                   self.scan_t_start, self.t, d.ctdi_vol_mgy, d.dlp_mgycm, d.effective_msv, n,
+                   round(sigma, 2), images)
+        self.series.append(s)
+        self.scan_status = "idle"
+        self.confirmed = False
+        self._log("scan_completed", series=s.uid)
+        self.message = f"Series {s.uid} reconstructed ({n} images). Open it in Review."
+        self._changed("series")
+
+    # ---- review -----------------------------------------------------------------------
+    def open_recon(self, series_index: int | None = None) -> None:
+        self._require(bool(self.series), "No reconstructed series yet: scan first.")
+        idx = len(self.series) - 1 if series_index is None else int(series_index)
+        self._require(0 <= idx < len(self.series), "No such series.")
+        self.recon_open = idx
+        self.recon_index = self.series[idx].n_images // 2
+        self._log("recon_opened", series=self.series[idx].uid)
+        self.message = f"Reviewing series {self.series[idx].uid}. Scroll to page through the images."
+        self._changed("recon")
+
+    def scroll_recon(self, delta: int) -> None:
+        if self.recon_open is None:
+            return
+        n = self.series[self.recon_open].n_images
+        new = min(n - 1, max(0, self.recon_index + int(delta)))
+        if new != self.recon_index:
+            self.recon_index = new
+            self._changed("recon_slice")
+
+    def recon_image(self) -> np.ndarray | None:
+        if self.recon_open is None:
+            return None
+        return self.series[self.recon_open].images[self.recon_index]
+
+    # ---- time -------------------------------------------------------------------------
+    def on_clock(self, t_old: float, t_new: float) -> None:
+        self.t = t_new
+        if self.scout_status == "acquiring" and t_new >= self.scout_t_end:
+            self.t = self.scout_t_end
+            self._finish_scout()
+            self.t = t_new
+        if self.scan_status == "scanning":
+            if t_new >= self.scan_t_end:
+                self.t = self.scan_t_end
+                self.scan_status = "reconstructing"
+                self.scan_t_end += RECON_SECONDS
+                self.t = t_new
+            self._changed("scan")
+        if self.scan_status == "reconstructing" and t_new >= self.scan_t_end:
+            self.t = self.scan_t_end
+            self._finish_scan()
+            self.t = t_new
+        self._changed("clock")
+
+    # ---- dump -------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        d = self.current_dose()
+        return {
+            "modality": "ct",
+            "task": self.task_id,
+            "subject": self.subject.id,
+            "seed": self.seed,
+            "protocol": self.protocol.id if self.protocol else None,
+            "selected_protocol": self.selected_protocol,
+            "frame": {"laser_z_subject_mm": round(self.laser_z, 3), "patient_shift_mm": self.patient_shift_mm,
+                      "iso_offset_mm": self.iso_offset_mm, "h0_mm": self.h0,
+                      "table_z_equals": "subject_z - laser_z_subject_mm + patient_shift_mm",
+                      "y_iso_equals": "iso_offset_mm + (table_height_mm - h0_mm)"},
+            "scout": {"status": self.scout_status, "views": sorted(self.scouts)},
+            "plan": {"start_mm": self.start_mm, "end_mm": self.end_mm,
+                     "length_mm": round(self.start_mm - self.end_mm, 1),
+                     "table_height_mm": self.table_height_mm, "y_iso_subject_mm": round(self.y_iso_subject(), 2),
+                     "confirmed": self.confirmed, "fov_mm": self.fov_mm},
+            "params": {"kv": self.kv, "mas": self.mas, "pitch": self.pitch, "rotation_s": self.rotation_s,
+                       "collimation_mm": self.collimation_mm, "slice_mm": self.slice_mm},
+            "dose": {"ctdi_vol_mgy": d.ctdi_vol_mgy, "dlp_mgycm": d.dlp_mgycm, "effective_msv": d.effective_msv},
+            "scan": {"status": self.scan_status, "progress": round(self.scan_progress(), 4),
+                     "remaining_s": round(max(0.0, self.scan_t_end - self.t), 3) if self.scan_status != "idle" else 0.0},
+            "scout_remaining_s": round(max(0.0, self.scout_t_end - self.t), 3) if self.scout_status == "acquiring" else 0.0,
+            "series": [s.to_dict() for s in self.series],
+            "recon": {"open_series": self.series[self.recon_open].uid if self.recon_open is not None else None,
+                      "image_index": self.recon_index},
+            "events": list(self.events),
+            "message": self.message,
+        }

@@ -1,0 +1,90 @@
+"""`medimageos bench`: step overhead and reset time on this machine, as medians (and p95).
+
+Step overhead = input injected -> console settled -> screenshot captured (PNG encoding is
+reported separately; it is not part of the loop's latency budget). Reset = console launch ->
+first frame captured. Uses the first CT task on the development subject.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from runner.actions import Action
+from runner.capture import ScreenCapture, encode_png
+from runner.console_process import ConsoleProcess
+from runner.display import VirtualDisplay
+from runner.taskcard import load_card
+from runner.xinput import open_input
+
+TASK = "ct_ui_smoke_routine"
+
+
+def _p95(xs: list[float]) -> float:
+    return float(np.percentile(xs, 95))
+
+
+def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
+    card = load_card(TASK)
+    w, h = card.observation.width, card.observation.height
+    figures: dict[str, float | int | str] = {"task": TASK, "subject": "dev", "steps": steps, "resets": resets}
+    with VirtualDisplay(w, h) as disp:
+        reset_s = []
+        for _ in range(resets):
+            t0 = time.perf_counter()
+            con = ConsoleProcess(disp, "ct", TASK, "dev", 0)
+            con.start()
+            cap = ScreenCapture(disp.name)
+            cap.grab_rgb()
+            reset_s.append(time.perf_counter() - t0)
+            cap.close()
+            con.stop()
+        con = ConsoleProcess(disp, "ct", TASK, "dev", 0)
+        con.start()
+        inp = open_input(disp.name)
+        cap = ScreenCapture(disp.name)
+        geo = con.geometry()["geometry"]
+        # Alternate between two protocol items and the empty header: real repaints each step.
+        targets = [geo["protocol_item:chest_routine"], geo["protocol_item:renal"], [600, 10, 10, 10]]
+        step_ms, settle_ms, grab_ms, png_ms = [], [], [], []
+        for i in range(steps):
+            x, y, rw, rh = targets[i % len(targets)]
+            a = Action("click", x=x + rw // 2, y=y + rh // 2)
+            t0 = time.perf_counter()
+            inp.perform(a)
+            t1 = time.perf_counter()
+            con.settle(0.5)
+            t2 = time.perf_counter()
+            rgb = cap.grab_rgb()
+            t3 = time.perf_counter()
+            encode_png(rgb)
+            t4 = time.perf_counter()
+            step_ms.append((t3 - t0) * 1e3)
+            settle_ms.append((t2 - t1) * 1e3)
+            grab_ms.append((t3 - t2) * 1e3)
+            png_ms.append((t4 - t3) * 1e3)
+        cap.close()
+        inp.close()
+        con.stop()
+    figures.update({
+        "step_overhead_ms_median": round(statistics.median(step_ms), 2),
+        "step_overhead_ms_p95": round(_p95(step_ms), 2),
+        "settle_ms_median": round(statistics.median(settle_ms), 2),
+        "capture_ms_median": round(statistics.median(grab_ms), 2),
+        "png_encode_ms_median": round(statistics.median(png_ms), 2),
+        "reset_s_median": round(statistics.median(reset_s), 3),
+        "reset_s_max": round(max(reset_s), 3),
+    })
+    if json_out:
+        print(json.dumps(figures, indent=2))
+    else:
+        for k, v in figures.items():
+            print(f"{k:28s} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main("--json" in sys.argv))

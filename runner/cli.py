@@ -1,0 +1,195 @@
+"""The `medimageos` command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if "-" in part[1:]:
+            a, b = part.split("-", 1)
+            out.extend(range(int(a), int(b) + 1))
+        elif part:
+            out.append(int(part))
+    if not out:
+        raise argparse.ArgumentTypeError("no seeds given")
+    return out
+
+
+def _subjects(text: str) -> list[str]:
+    if text == "cohort":
+        return [f"s{i:02d}" for i in range(1, 31)]
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def cmd_tasks_list(args) -> int:
+    from runner.taskcard import all_cards
+
+    cards = all_cards()
+    if args.json:
+        print(json.dumps([{"id": c.id, "modality": c.modality, "level": c.level, "title": c.title,
+                           "version": c.version, "max_steps": c.budgets.max_steps} for c in cards], indent=2))
+    else:
+        print(f"{'id':40s} {'modality':8s} level  steps")
+        for c in cards:
+            print(f"{c.id:40s} {c.modality:8s} L{c.level}     {c.budgets.max_steps}")
+    return 0
+
+
+def agent_options(args) -> dict:
+    return {"model": getattr(args, "model", None), "base_url": getattr(args, "base_url", None),
+            "temperature": getattr(args, "temperature", 0.0), "max_tokens": getattr(args, "max_tokens", 512),
+            "timeout_s": getattr(args, "timeout", 60.0), "max_retries": getattr(args, "max_retries", 4),
+            "history_k": getattr(args, "history_k", 3), "replay_from": getattr(args, "replay_from", None),
+            "random_seed": getattr(args, "random_seed", 0),
+            "cache_path": str(Path(args.out) / "model_cache.jsonl") if getattr(args, "agent", "") == "api" else None}
+
+
+def cmd_run(args) -> int:
+    from runner.agents import make_agent
+    from runner.run import expand, run_sequential
+    from runner.taskcard import select_cards
+
+    cards = select_cards(args.tasks)
+    subjects = _subjects(args.subjects)
+    specs = expand(cards, subjects, args.seeds)
+    opts = agent_options(args)
+    factory = lambda: make_agent(args.agent, **opts)  # noqa: E731
+    name = factory().name
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"running {len(specs)} episode(s) with agent {name} -> {out}", file=sys.stderr)
+    verdicts = run_sequential(specs, factory, out, name, coord_scale=args.coord_scale)
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v.outcome] = counts.get(v.outcome, 0) + 1
+    print(json.dumps({"agent": name, "episodes": len(verdicts), "outcomes": counts, "out": str(out)}))
+    return 0
+
+
+def cmd_console(args) -> int:
+    """Open a console on the caller's own display for a person to play."""
+    from runner.taskcard import load_card
+
+    card = load_card(args.task_id)
+    if not os.environ.get("DISPLAY"):
+        print("medimageos console needs a display (DISPLAY is not set); try: xvfb-run or an X session",
+              file=sys.stderr)
+        return 2
+    cmd = [sys.executable, "-m", f"consoles.{card.modality}", "--task", card.id,
+           "--subject", args.subject, "--seed", str(args.seed)]
+    return subprocess.call(cmd)
+
+
+def cmd_bench(args) -> int:
+    from runner.bench import main as bench_main
+
+    return bench_main(json_out=args.json, steps=args.steps, resets=args.resets)
+
+
+def cmd_score(args) -> int:
+    from scoring.aggregate import score_command
+
+    scores = score_command(Path(args.dir), out_json=Path(args.out) if args.out else None,
+                           oracle_fn=_rescore_fn() if args.rescore else None)
+    print(json.dumps({a: {"score": s["overall"]["score"], "sr": s["overall"]["sr"], "pr": s["overall"]["pr"],
+                          "aq": s["overall"]["aq"]} for a, s in scores["agents"].items()}, indent=2))
+    return 0
+
+
+def _rescore_fn():
+    from runner.taskcard import load_card
+    from scoring.score import score_episode
+
+    return lambda state, old, ep_dir: score_episode(state, load_card(old.task), old.subject)
+
+
+def cmd_report(args) -> int:
+    from scoring.report import write_report
+
+    path = write_report(Path(args.dir))
+    print(f"report: {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="medimageos", description="MedImageOSWorld: GUI agents on simulated "
+                                 "CT, MR and ultrasound acquisition consoles.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run an agent over tasks x subjects x seeds")
+    r.add_argument("--agent", required=True, choices=["reference", "noop", "random", "api", "replay"])
+    r.add_argument("--tasks", default="all", help="ids (comma-separated), a modality (ct|mr|us) or all")
+    r.add_argument("--subjects", default="dev", type=str, help="ids (comma-separated), dev, or cohort (s01-s30)")
+    r.add_argument("--seeds", default=[0], type=_seeds, help="e.g. 0,1,2 or 0-2")
+    r.add_argument("--out", default="results")
+    r.add_argument("--coord-scale", default="pixels", choices=["pixels", "norm1000"])
+    r.add_argument("--model")
+    r.add_argument("--base-url")
+    r.add_argument("--temperature", type=float, default=0.0)
+    r.add_argument("--max-tokens", type=int, default=512)
+    r.add_argument("--timeout", type=float, default=60.0)
+    r.add_argument("--max-retries", type=int, default=4)
+    r.add_argument("--history-k", type=int, default=3)
+    r.add_argument("--from", dest="replay_from")
+    r.add_argument("--random-seed", type=int, default=0)
+    r.set_defaults(fn=cmd_run)
+
+    c = sub.add_parser("console", help="open a console on your display and play it by hand")
+    c.add_argument("task_id")
+    c.add_argument("--subject", default="dev")
+    c.add_argument("--seed", type=int, default=0)
+    c.set_defaults(fn=cmd_console)
+
+    t = sub.add_parser("tasks", help="task cards")
+    tsub = t.add_subparsers(dest="tasks_command", required=True)
+    tl = tsub.add_parser("list")
+    tl.add_argument("--json", action="store_true")
+    tl.set_defaults(fn=cmd_tasks_list)
+
+    b = sub.add_parser("bench", help="step overhead and reset time on this machine")
+    b.add_argument("--json", action="store_true")
+    b.add_argument("--steps", type=int, default=60)
+    b.add_argument("--resets", type=int, default=5)
+    b.set_defaults(fn=cmd_bench)
+
+    s = sub.add_parser("score", help="aggregate (or re-score) a results folder")
+    s.add_argument("dir")
+    s.add_argument("--out")
+    s.add_argument("--rescore", action="store_true", help="recompute every verdict from state.json")
+    s.set_defaults(fn=cmd_score)
+
+    rp = sub.add_parser("report", help="write report.md / report.html for a results folder")
+    rp.add_argument("dir")
+    rp.set_defaults(fn=cmd_report)
+
+    try:
+        from runner.cli_subjects import add_subjects_parser
+
+        add_subjects_parser(sub)
+    except ImportError:
+        pass
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        print(f"medimageos: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Xvfb lifecycle: a free display chosen by the server itself, depth 24, always cleaned up.
+
+Xvfb is started in its own process group with `-displayfd`, so it picks a free display number
+and tells us when it is ready (a condition, not a sleep). The group is killed on close, at
+interpreter exit, on SIGINT/SIGTERM and when the owning process dies (PR_SET_PDEATHSIG).
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import select
+import shutil
+import signal
+import subprocess
+import time
+import weakref
+
+_LIVE: "weakref.WeakSet[VirtualDisplay]" = weakref.WeakSet()
+_PR_SET_PDEATHSIG = 1
+
+
+class DisplayError(RuntimeError):
+    """Xvfb could not be started or stopped."""
+
+
+def _die_with_parent() -> None:
+    # Runs in the child before exec: if the runner is SIGKILLed, the kernel kills Xvfb too.
+    try:
+        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+    os.setsid()
+
+
+class VirtualDisplay:
+    """One Xvfb server. Use as a context manager or call start()/stop()."""
+
+    def __init__(self, width: int = 1280, height: int = 800, start_timeout_s: float = 20.0) -> None:
+        self.width, self.height = width, height
+        self.start_timeout_s = start_timeout_s
+        self.proc: subprocess.Popen | None = None
+        self.number: int | None = None
+
+    @property
+    def name(self) -> str:
+        if self.number is None:
+            raise DisplayError("display not started")
+        return f":{self.number}"
+
+    def start(self) -> "VirtualDisplay":
+        exe = shutil.which("Xvfb")
+        if exe is None:
+            raise DisplayError("Xvfb is not installed; run scripts/bootstrap.sh (Debian package xvfb)")
+        rfd, wfd = os.pipe()
+        cmd = [exe, "-displayfd", str(wfd), "-screen", "0", f"{self.width}x{self.height}x24",
+               "-nolisten", "tcp", "-noreset", "-dpi", "96", "+extension", "XTEST", "-ac"]
+        self.proc = subprocess.Popen(cmd, pass_fds=(wfd,), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
+        os.close(wfd)
+        _LIVE.add(self)
+        deadline = time.monotonic() + self.start_timeout_s
+        buf = b""
+        try:
+            while not buf.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise DisplayError(f"Xvfb did not report a display within {self.start_timeout_s} s")
+                ready, _, _ = select.select([rfd], [], [], left)
+                if ready:
+                    chunk = os.read(rfd, 64)
+                    if not chunk:
+                        err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.stderr else ""
+                        raise DisplayError(f"Xvfb exited before it was ready: {err}")
+                    buf += chunk
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            os.close(rfd)
+        self.number = int(buf.strip())
+        return self
+
+    def env(self) -> dict[str, str]:
+        """Environment for a process that should draw on this display."""
+        env = dict(os.environ)
+        env["DISPLAY"] = self.name
+        env.pop("WAYLAND_DISPLAY", None)
+        env.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
+        env.setdefault("GALLIUM_DRIVER", "llvmpipe")
+        return env
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(timeout=5)
+        if proc.stderr:
+            proc.stderr.close()
+        if self.number is not None:
+            for leftover in (f"/tmp/.X{self.number}-lock", f"/tmp/.X11-unix/X{self.number}"):
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
+        _LIVE.discard(self)
+
+    def __enter__(self) -> "VirtualDisplay":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def stop_all_displays() -> None:
+    for d in list(_LIVE):
+        d.stop()
+
+
+atexit.register(stop_all_displays)

@@ -1,0 +1,60 @@
+"""Many episodes: expand (tasks x subjects x seeds), skip finished ones, run, report progress."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from runner.display import VirtualDisplay
+from runner.episode import EpisodeSpec, run_episode
+from runner.results import episode_dir, is_finished
+from runner.taskcard import TaskCard
+from scoring.verdict import Verdict
+
+
+def expand(cards: Iterable[TaskCard], subjects: list[str], seeds: list[int]) -> list[EpisodeSpec]:
+    return [EpisodeSpec(c, s, k) for c in cards for s in subjects for k in seeds]
+
+
+class Progress:
+    """One line per finished episode: done/total, PASS so far, ETA from the median pace."""
+
+    def __init__(self, total: int, out=sys.stderr) -> None:
+        self.total, self.out = total, out
+        self.done = self.passed = 0
+        self.t0 = time.monotonic()
+
+    def update(self, v: Verdict, skipped: bool = False) -> None:
+        self.done += 1
+        self.passed += v.outcome == "PASS"
+        rate = (time.monotonic() - self.t0) / max(1, self.done)
+        eta = rate * (self.total - self.done)
+        tag = "skip " if skipped else ""
+        print(f"[{self.done}/{self.total}] {tag}{v.agent} {v.task} {v.subject} seed{v.seed}: {v.outcome} "
+              f"(SR {v.sr:.0f} PR {v.pr:.2f} AQ {v.aq:.1f}, {v.steps} steps, {v.termination})  "
+              f"PASS so far {self.passed}  ETA {eta:.0f} s", file=self.out, flush=True)
+
+
+def run_sequential(specs: list[EpisodeSpec], make_agent: Callable[[], object], out: Path,
+                   agent_name: str, coord_scale: str = "pixels") -> list[Verdict]:
+    """All episodes in this process on one Xvfb display (restarted if it dies)."""
+    verdicts: list[Verdict] = []
+    progress = Progress(len(specs))
+    display: VirtualDisplay | None = None
+    try:
+        for spec in specs:
+            final = episode_dir(out, agent_name, spec.card.id, spec.subject, spec.seed)
+            skipped = is_finished(final)
+            w, h = spec.card.observation.width, spec.card.observation.height
+            if display is None or not display.alive() or (display.width, display.height) != (w, h):
+                if display is not None:
+                    display.stop()
+                display = VirtualDisplay(w, h).start()
+            v = run_episode(spec, make_agent(), out, display, coord_scale=coord_scale)
+            verdicts.append(v)
+            progress.update(v, skipped)
+    finally:
+        if display is not None:
+            display.stop()
+    return verdicts

@@ -1,0 +1,30 @@
+"""Oracle families: pure functions (state dump, subject oracle, task card) -> OracleResult.
+
+Thresholds live here, in scoring/, never in task cards.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from scoring.verdict import OracleResult
+
+OracleFn = Callable[..., OracleResult]
+_REGISTRY: dict[str, OracleFn] = {}
+
+
+def register(name: str) -> Callable[[OracleFn], OracleFn]:
+    def deco(fn: OracleFn) -> OracleFn:
+        _REGISTRY[name] = fn
+        return fn
+    return deco
+
+
+def get_oracle(name: str) -> OracleFn:
+    _load_families()
+    if name not in _REGISTRY:
+        raise KeyError(f"no oracle named {name!r}; known: {sorted(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def _load_families() -> None:
+    from scoring.oracles import ct  # noqa: F401  (registers the CT families)
