@@ -337,23 +337,24 @@ class CTConsoleView:
                 if view == "ap":
                     o.add(ov.Handle("start_handle", mid, m.start_mm, color, 14))
                     o.add(ov.Handle("end_handle", mid, m.end_mm, color, 14))
-                    o.add(ov.Label("start_label", u0 + 6, m.start_mm + 9, f"Start {m.start_mm:.1f}", color, 13))
-                    o.add(ov.Label("end_label", u0 + 6, m.end_mm - 9, f"End {m.end_mm:.1f}", color, 13))
+                    k = vp.pixels_per_mm()
+                    o.add(ov.Label("start_label", u0 + 6, m.start_mm - 12 / k, f"Start {m.start_mm:.1f}", color, 13))
+                    o.add(ov.Label("end_label", u0 + 6, m.end_mm + 12 / k, f"End {m.end_mm:.1f}", color, 13))
                 else:
                     yi = m.y_iso_subject()
                     o.add(ov.Line("iso_line", yi, bottom, yi, top, ov.CYAN, 2.0, dashed=True))
                     o.add(ov.Handle("iso_handle", yi, (top + bottom) / 2, ov.CYAN, 14))
-                    o.add(ov.Label("iso_label", yi + 6, top - 12, f"Isocentre  H {m.table_height_mm:.1f}",
-                                   ov.CYAN, 13))
+                    o.add(ov.Label("iso_label", yi + 6, (top + bottom) / 2 + 24 / vp.pixels_per_mm(),
+                                   f"Isocentre  H {m.table_height_mm:.1f}", ov.CYAN, 13))
             w, h = vp.width(), vp.height()
             if view == "ap":
                 o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
                 o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
-                o.add(ov.Label("title", 8, 14, "AP scout", ov.WHITE, 13, "left", True))
+                o.add(ov.Label("title", 8, h - 14, "AP scout", ov.WHITE, 13, "left", True))
             else:
                 o.add(ov.Label("orient_a", 8, h / 2, "A", ov.WHITE, 16, "left", True))
                 o.add(ov.Label("orient_p", w - 8, h / 2, "P", ov.WHITE, 16, "right", True))
-                o.add(ov.Label("title", 8, 14, "Lateral scout", ov.WHITE, 13, "left", True))
+                o.add(ov.Label("title", 8, h - 14, "Lateral scout", ov.WHITE, 13, "left", True))
             vp.set_overlays(o)
 
     def _on_ap_mouse(self, kind: str, u: float, v: float, button) -> None:

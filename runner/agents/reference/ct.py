@@ -99,5 +99,7 @@ class CTReferenceSolver:
                 return click(geo["confirm_plan"])
             return click(geo["scan"])
         if st["recon"]["open_series"] is None:
+            if "open_recon" not in geo:
+                return click(geo["tab_review"])
             return click(geo["open_recon"])
         return json.dumps({"action": "done"})
