@@ -53,6 +53,8 @@ def agent_options(args) -> dict:
 
 
 def cmd_run(args) -> int:
+    import functools
+
     from runner.agents import make_agent
     from runner.run import expand, run_sequential
     from runner.taskcard import select_cards
@@ -61,12 +63,26 @@ def cmd_run(args) -> int:
     subjects = _subjects(args.subjects)
     specs = expand(cards, subjects, args.seeds)
     opts = agent_options(args)
-    factory = lambda: make_agent(args.agent, **opts)  # noqa: E731
+    factory = functools.partial(make_agent, args.agent, **opts)  # picklable: workers may be processes
     name = factory().name
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"running {len(specs)} episode(s) with agent {name} -> {out}", file=sys.stderr)
-    verdicts = run_sequential(specs, factory, out, name, coord_scale=args.coord_scale)
+    workers = max(1, int(getattr(args, "workers", 1) or 1))
+    backend = getattr(args, "backend", "local")
+    common = dict(coord_scale=args.coord_scale, max_invalid_retries=args.max_invalid_retries,
+                  episode_timeout_s=args.episode_timeout)
+    print(f"running {len(specs)} episode(s) with agent {name} -> {out} "
+          f"({backend}, {workers} worker(s))", file=sys.stderr)
+    if backend == "ray":
+        from runner.ray_backend import run_ray
+
+        verdicts = run_ray(specs, factory, out, name, workers=workers, address=args.ray_address, **common)
+    elif workers > 1 or args.max_invalid_retries > 0 or args.episode_timeout:
+        from runner.parallel import run_parallel
+
+        verdicts = run_parallel(specs, factory, out, name, workers=workers, **common)
+    else:
+        verdicts = run_sequential(specs, factory, out, name, coord_scale=args.coord_scale)
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.outcome] = counts.get(v.outcome, 0) + 1
@@ -140,6 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--history-k", type=int, default=3)
     r.add_argument("--from", dest="replay_from")
     r.add_argument("--random-seed", type=int, default=0)
+    r.add_argument("--workers", type=int, default=1, help="episodes at once, each on its own Xvfb display")
+    r.add_argument("--backend", default="local", choices=["local", "ray"],
+                   help="local worker processes, or Ray actors (one display each)")
+    r.add_argument("--ray-address", default=None, help="Ray cluster to join (e.g. auto); default: start a local one")
+    r.add_argument("--max-invalid-retries", type=int, default=1,
+                   help="redo an INVALID (environment fault) episode up to this many times")
+    r.add_argument("--episode-timeout", type=float, default=None,
+                   help="wall seconds before a hung episode's worker is killed and the episode retried "
+                        "(default: 180 + 30 x step budget)")
     r.set_defaults(fn=cmd_run)
 
     c = sub.add_parser("console", help="open a console on your display and play it by hand")
