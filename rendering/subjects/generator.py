@@ -1,0 +1,911 @@
+"""Procedural torso (neck to upper thighs) from implicit primitives, with its ground truth.
+
+Frame (DICOM LPS patient frame, millimetres): +x patient left, +y posterior, +z superior.
+x = 0 is the body's left-right midline; y = 0 is the table top (the patient lies supine,
+so the back rests on y = 0 and the body occupies y < 0); z = 0 is the jugular (sternal)
+notch.  The grid is 2 mm isotropic; labels[k, j, i] sits at
+(origin_x + 2 i, origin_y + 2 j, origin_z + 2 k).
+
+Everything is constructed from subject parameters (params.py) with reference positions
+expressed relative to vertebral levels and the body outline, so landmarks and reference
+planes come from the construction itself.
+"""
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import numpy as np
+from scipy.interpolate import PchipInterpolator
+
+from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, rot_zyx, segment_distance
+from .labels import L, VERTEBRAE
+from .params import SubjectParams
+
+GENERATOR_VERSION = "1.0.0"
+SPACING_MM = 2.0
+
+# reference body profile (z relative to the jugular notch, 175 cm male)
+_ZP = np.array([-590, -500, -440, -380, -300, -230, -150, -60, 0, 15, 35, 55, 110], float)
+_A = np.array([168, 174, 163, 150, 155, 161, 167, 163, 150, 118, 80, 60, 58], float)      # half width
+_D = np.array([196, 208, 212, 212, 218, 222, 222, 205, 172, 150, 128, 112, 110], float)   # AP depth
+_LIFT = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 18, 26, 28], float)                    # back off the table
+# vertebral heights incl. disc (mm, reference), C5..L5
+_VH = dict(zip(VERTEBRAE, [16, 16, 16, 20, 21, 21, 22, 22, 23, 23, 24, 25, 26, 27, 28, 32, 33, 34, 34, 33]))
+_T1_TOP_REF = 40.0
+
+
+def _fatprof(z_ref):
+    """Subcutaneous fat factor along z (1 = abdomen)."""
+    return np.interp(z_ref, [-590, -420, -300, -200, -60, 0, 40, 110], [0.8, 0.95, 1.0, 0.75, 0.55, 0.45, 0.3, 0.25])
+
+
+class Body:
+    """The body outline and its wall layers as smooth functions of z (world mm)."""
+
+    def __init__(self, P: SubjectParams):
+        self.sz = P.height_cm / 175.0
+        ws = P.width_scale
+        ds = P.depth_scale
+        zp = _ZP * self.sz
+        A = _A * ws
+        if P.sex == "F":   # narrower chest, wider hips
+            A = A * np.interp(_ZP, [-590, -440, -300, -150, 0, 110], [1.05, 1.05, 1.0, 0.95, 0.94, 0.92])
+        self._a = PchipInterpolator(zp, A)
+        self._d = PchipInterpolator(zp, _D * ds)
+        self._lift = PchipInterpolator(zp, _LIFT)
+        self.fat = P.fat_mm
+        self.z_top = 108.0 * self.sz
+        self.z_bottom = -585.0 * self.sz
+
+    def at(self, z):
+        z = np.asarray(z, float)
+        zr = z / self.sz
+        a = self._a(z)
+        D = self._d(z)
+        yb = -self._lift(z)
+        b = D / 2
+        yc = yb - b
+        f = np.maximum(3.0, self.fat * _fatprof(zr))
+        fa, fl, fp = f, 0.8 * f, 0.55 * f
+        neck = np.clip((zr - 20) / 25, 0, 1)
+        ma = np.interp(zr, [-590, -450, -300, -150, 0, 40], [16, 15, 12, 14, 14, 8])
+        ml = np.interp(zr, [-590, -450, -300, -150, 0, 40], [22, 18, 14, 12, 12, 8])
+        mp = np.interp(zr, [-590, -500, -430, -300, -150, 0, 40], [45, 42, 25, 14, 12, 12, 8])
+        pa = 2.1 + 0.3 * neck
+        pp = 3.0 - 0.8 * neck
+        ai = a - 2 - fl - ml
+        front_in = yc - (b - 2 - fa - ma)
+        back_in = yc + (b - 2 - fp - mp)
+        return SimpleNamespace(a=a, b=b, yc=yc, yback=yb, front=yc - b, fa=fa, fl=fl, fp=fp, ma=ma, ml=ml, mp=mp,
+                               pa=pa, pp=pp, ai=ai, front_in=front_in, back_in=back_in,
+                               yc_in=(front_in + back_in) / 2, b_in=(back_in - front_in) / 2)
+
+
+def _inset_value(x, y, g, t_lat, t_ant, t_post):
+    """Superellipse value (<= 1 inside) of the outline shrunk by per-side thicknesses."""
+    yc = g.yc[:, None, None]
+    pa = g.pa[:, None, None]
+    pp = g.pp[:, None, None]
+    ax = (g.a - t_lat)[:, None, None]
+    ant = y < yc
+    by = np.where(ant, (g.b - t_ant)[:, None, None], (g.b - t_post)[:, None, None])
+    p = np.where(ant, pa, pp)
+    return (np.abs(x) / ax) ** p + (np.abs(y - yc) / by) ** p
+
+
+def build_subject(P: SubjectParams):
+    """Build one subject. Returns (labels, frame, oracle, stats)."""
+    t0 = time.perf_counter()
+    body = Body(P)
+    sz = body.sz
+    ws = P.width_scale
+    s = SPACING_MM
+    amax = float(body._a(np.linspace(body.z_bottom, body.z_top, 200)).max())
+    dmax = float(body._d(np.linspace(body.z_bottom, body.z_top, 200)).max())
+    nx = int(np.ceil((amax + 12) / s)) * 2 + 1
+    ox = -(nx - 1) / 2 * s
+    y_min = -(dmax + 14 + (60 if P.sex == "F" else 0))
+    ny = int(np.ceil((6 - y_min) / s)) + 1
+    oy = np.floor(y_min / s) * s
+    nz = int(np.ceil((body.z_top - body.z_bottom) / s)) + 1
+    oz = np.floor(body.z_bottom / s) * s
+    cv = Canvas((ox, oy, oz), s, (nz, ny, nx))
+    Z = cv.zs.astype(float)
+    G = body.at(Z)
+    rng = np.random.default_rng(P.bowel_seed)
+    ORC: dict = {"landmarks": {}, "planes": {}, "vertebrae": {}, "kidneys": {}, "notes": {}}
+    lm = ORC["landmarks"]
+
+    # ------------------------------------------------------------------ body layers
+    x3 = cv.xs[None, None, :].astype(np.float32)
+    y3 = cv.ys[None, :, None].astype(np.float32)
+    g32 = SimpleNamespace(**{k: np.asarray(v, np.float32) for k, v in vars(G).items()})
+    lab = cv.labels
+    zero = np.zeros_like(g32.a)
+    v = _inset_value(x3, y3, g32, zero, zero, zero)
+    lab[v <= 1] = L["skin"]
+    v = _inset_value(x3, y3, g32, zero + 2, zero + 2, zero + 2)
+    lab[v <= 1] = L["fat_subcutaneous"]
+    v = _inset_value(x3, y3, g32, 2 + g32.fl, 2 + g32.fa, 2 + g32.fp)
+    lab[v <= 1] = L["muscle"]
+    v = _inset_value(x3, y3, g32, 2 + g32.fl + g32.ml, 2 + g32.fa + g32.ma, 2 + g32.fp + g32.mp)
+    lab[v <= 1] = L["fat_visceral"]
+    del v
+    if P.sex == "F":
+        zb = -125 * sz
+        gb = body.at(zb)
+        for sg in (-1, 1):
+            c = np.array([sg * 0.42 * float(gb.a), float(gb.front) + 8, zb])
+            ax = np.array([60, 42, 58]) * (0.9 + 0.25 * (P.fat_mm / 25))
+            cv.ellipsoid(L["fat_subcutaneous"], c, ax, over=[L["air"], L["skin"]], track=False)
+            cv.ellipsoid(L["breast"], c + [0, 6, 0], ax * 0.55, over=[L["fat_subcutaneous"]], track=False)
+            cv.paint(L["skin"], c - ax - 4, c + ax + 4, lambda x, y, z, c=c, ax=ax: (
+                (ellipsoid_k(x, y, z, c, ax, np.eye(3)) <= 1) & (ellipsoid_k(x, y, z, c, ax - 2.2, np.eye(3)) > 1)),
+                over=[L["fat_subcutaneous"]], track=False)
+
+    # ------------------------------------------------------------------ vertebral levels
+    vt = {}
+    ztop = _T1_TOP_REF * sz
+    levels_c = ["C7", "C6", "C5"]
+    z = ztop
+    for name in levels_c:
+        vt[name] = [z + _VH[name] * sz, z]
+        z += _VH[name] * sz
+    z = ztop
+    for name in VERTEBRAE[3:]:
+        h = _VH[name] * sz
+        vt[name] = [z, z - h]
+        z -= h
+    z_s1 = z                                 # top of the sacrum (S1 upper endplate)
+    z_sym = z_s1 - 108 * sz                  # pubic symphysis (upper border)
+    zmid = {k: (a + b) / 2 for k, (a, b) in vt.items()}
+
+    def level_rad(name):
+        i = VERTEBRAE.index(name)
+        rx = float(np.interp(i, [0, 3, 10, 14, 19], [15, 16, 19, 22, 25]))
+        ry = float(np.interp(i, [0, 3, 10, 14, 19], [9, 11, 14, 16, 17]))
+        rc = float(np.interp(i, [0, 3, 14, 19], [8.5, 7.5, 8.5, 10.5]))
+        return rx, ry, rc
+    # spine centreline (vertebral body centre y) from the posterior wall and a lordosis/kyphosis profile
+    zc_pts = np.array([z_s1 - 10] + [zmid[n] for n in VERTEBRAE][::-1])
+    names_rev = VERTEBRAE[::-1]
+    yb_pts = []
+    for n in names_rev:
+        g = body.at(zmid[n])
+        rx, ry, rc = level_rad(n)
+        i = VERTEBRAE.index(n)
+        para = float(np.interp(i, [0, 3, 10, 15, 19], [22, 26, 30, 38, 38]))
+        curve = float(np.interp(i, [0, 3, 8, 12, 15, 17, 19], [0, 0, 6, 0, -8, -14, -8]))
+        yb_pts.append(float(g.back_in) - para - 2 * rc - 6 - ry + curve)
+    yb_pts.insert(0, yb_pts[0] + 8)
+    spine_y = PchipInterpolator(zc_pts, np.array(yb_pts))
+
+    def y_b(zz):
+        return float(spine_y(np.clip(zz, zc_pts[0], zc_pts[-1])))
+
+    # paraspinal muscles (neck to sacrum)
+    for sg in (-1, 1):
+        pts, rads = [], []
+        for n in VERTEBRAE[::2] + ["L5"]:
+            rx, ry, rc = level_rad(n)
+            g = body.at(zmid[n])
+            yy = y_b(zmid[n]) + ry + 2 * rc + 6
+            back = float(g.back_in)
+            pts.append([sg * (rc + 22), (yy + back) / 2 + 2, zmid[n]])
+            rads.append(max(12.0, (back - yy) / 2 + 6))
+        pts.append([sg * 30, y_b(z_s1) + 60, z_s1 - 40])
+        rads.append(18)
+        cv.tube(L["muscle"], pts, rads, over=[L["fat_visceral"]], track=False)
+
+    # vertebrae, discs, cord
+    for n in VERTEBRAE:
+        zt, zb_ = vt[n]
+        h = zt - zb_
+        rx, ry, rc = level_rad(n)
+        lumbar = n.startswith("L")
+        disc = (0.24 if lumbar else 0.2) * h
+        zm = (zt + zb_) / 2
+        yb = y_b(zm)
+        ycan = yb + ry + 1.5 + rc
+        val = L[f"vertebra_{n}"]
+
+        def vbody(x, y, z, rx=rx, ry=ry, zt=zt, zb_=zb_, disc=disc):
+            yy = y - np.float32(y_b((zt + zb_) / 2))
+            return ((np.abs(x / rx) ** 2.4 + np.abs(yy / ry) ** 2.4) <= 1) & (z <= zt - disc / 2) & (z >= zb_ + disc / 2)
+        cv.paint(val, [-rx, yb - ry, zb_], [rx, yb + ry, zt], vbody, track=False)
+        cv.paint(L["intervertebral_disc"], [-rx, yb - ry, zb_ - disc], [rx, yb + ry, zb_ + disc],
+                 lambda x, y, z, rx=rx, ry=ry, yb=yb, zb_=zb_, disc=disc: (
+                     (np.abs(x / (rx - 1)) ** 2.4 + np.abs((y - yb) / (ry - 1)) ** 2.4) <= 1)
+                 & (np.abs(z - zb_) <= disc / 2), notover=[L[f"vertebra_{m}"] for m in VERTEBRAE], track=False)
+        # neural arch: ring around the canal
+        za, zb2 = zb_ + 0.18 * h, zt - 0.12 * h
+        cv.paint(val, [-rc - 7, ycan - rc - 7, za], [rc + 7, ycan + rc + 7, zb2],
+                 lambda x, y, z, ycan=ycan, rc=rc: ((x * x + (y - ycan) ** 2) <= (rc + 5.5) ** 2)
+                 & ((x * x + (y - ycan) ** 2) > rc * rc), track=False)
+        # spinous and transverse processes
+        drop = (2 if lumbar else 12) * sz
+        lsp = (30 if lumbar else 26) if not n.startswith("C") else 18
+        cv.tube(val, [[0, ycan + rc + 3, zm - 1], [0, ycan + rc + lsp, zm - drop]], [5.5 if lumbar else 4.5] * 2,
+                smooth=False, notover=[L["skin"], L["fat_subcutaneous"]], track=False)
+        ltp = 34 if lumbar else (24 if n.startswith("T") else 18)
+        for sg in (-1, 1):
+            cv.tube(val, [[sg * (rc + 2), ycan - 2, zm], [sg * (rc + ltp), ycan + (-6 if lumbar else 4), zm + 1]],
+                    [4.5, 4.0], smooth=False, track=False)
+        cv.paint(L["spinal_cord"], [-rc, ycan - rc, zb_ - 1], [rc, ycan + rc, zt + 1],
+                 lambda x, y, z, ycan=ycan, rc=rc: (x * x + (y - ycan) ** 2) <= (rc - 0.5) ** 2,
+                 notover=[L["intervertebral_disc"]], track=False)
+        ORC["vertebrae"][n] = {"z_top": zt, "z_bottom": zb_, "z_mid": zm, "body_centre": [0.0, yb, zm],
+                               "upper_endplate_z": zt - disc / 2, "lower_endplate_z": zb_ + disc / 2}
+    lm["spine_L5_S1"] = np.array([0.0, y_b(z_s1), z_s1])
+    spine_labels = [L[f"vertebra_{m}"] for m in VERTEBRAE] + [L["intervertebral_disc"], L["spinal_cord"]]
+
+    # ------------------------------------------------------------------ ribs, sternum, clavicles
+    z_notch = 0.0
+    z_xiph = -178 * sz
+    st_att = [-8, -42, -68, -92, -116, -140, -160]
+
+    def sternum_geom(zz):
+        g = body.at(zz)
+        w = float(np.interp(zz / sz, [-180, -165, -150, -55, -45, -5, 0], [7, 9, 15, 17, 20, 27, 24]))
+        t = float(np.interp(zz / sz, [-180, -50, 0], [5, 6.5, 8]))
+        yc_ = float(g.front) + 2 + float(g.fa) + t + 1
+        return w, t, yc_
+    ks = cv.box([-30, oy, z_xiph], [30, 0, z_notch])
+    if ks is not None:
+        for k in range(ks[0].start, ks[0].stop):
+            zz = float(cv.zs[k])
+            w, t, yc_ = sternum_geom(zz)
+            x, y = cv.xs[None, :], cv.ys[:, None]
+            m = (np.abs(x / w) ** 3 + np.abs((y - yc_) / t) ** 3) <= 1
+            cv.paint_mask(L["sternum"], (slice(k, k + 1), slice(0, ny), slice(0, nx)), m[None], track=False)
+    lm["sternal_notch"] = np.array([0.0, sternum_geom(-2)[2], 0.0])
+    lm["xiphoid"] = np.array([0.0, sternum_geom(z_xiph + 4)[2], z_xiph + 4])
+
+    theta_end = [150, 155, 160, 160, 160, 160, 156, 140, 128, 118, 96, 70]
+    drops = [28, 48, 62, 74, 78, 80, 82, 84, 84, 80, 64, 44]
+    for n in range(1, 13):
+        vn = f"T{n}"
+        zm = zmid[vn]
+        rx, ry, rc = level_rad(vn)
+        ycan = y_b(zm) + ry + 1.5 + rc
+        for sg in (-1, 1):
+            th0 = np.deg2rad(22)
+            th1 = np.deg2rad(theta_end[n - 1])
+            ths = np.linspace(th0, th1, 14)
+            pts = [[sg * (rc + 22), ycan + 2, zm]]
+            zz = zm
+            for j, th in enumerate(ths):
+                frac = (th - th0) / (th1 - th0)
+                zz = zm + 7 * np.sin(min(np.pi, 3 * frac * np.pi)) * (frac < 0.33) - drops[n - 1] * sz * frac ** 1.25
+                g = body.at(zz)
+                ar = float(g.ai) + 2.5
+                br = float(g.b_in) + 2.5
+                pts.append([sg * ar * np.sin(th), float(g.yc_in) + br * np.cos(th), zz])
+            P_ = cv.tube(L["rib"], pts, 4.5 if n > 2 else 5.0, step=3.0,
+                         notover=spine_labels + [L["sternum"]], track=False)
+            end = P_[-1]
+            if n <= 7:
+                zatt = st_att[n - 1] * sz
+                w, t, yc_ = sternum_geom(zatt)
+                cv.tube(L["costal_cartilage"], [end, [sg * (w + 4), yc_, zatt]], 4.5, smooth=False,
+                        notover=[L["sternum"], L["rib"]], track=False)
+            elif n <= 10:
+                zatt = (st_att[6] - 14 - 8 * (n - 8)) * sz
+                g = body.at(zatt)
+                tgt = [sg * (24 + 16 * (n - 7)), float(g.front_in) + 4, zatt]
+                cv.tube(L["costal_cartilage"], [end, tgt], 4.2, smooth=False, notover=[L["rib"]], track=False)
+    for sg in (-1, 1):
+        pts = []
+        for zz, fx, dy in ((4, 0.1, 10), (10, 0.45, 12), (20, 0.8, 24)):
+            zz *= sz
+            g = body.at(zz)
+            w, t, yc_ = sternum_geom(0)
+            xx = sg * (w + 4) if fx == 0.1 else sg * fx * float(g.a)
+            pts.append([xx, float(g.front) + 2 + float(g.fa) + dy, zz])
+        cv.tube(L["clavicle"], pts, 6.0, notover=[L["sternum"]], track=False)
+
+    # ------------------------------------------------------------------ heart frame (needed to place the diaphragm)
+    hs = P.heart_scale
+    az, el = np.deg2rad(P.heart_az_deg), np.deg2rad(P.heart_el_deg)
+    d_ax = np.array([np.cos(el) * np.sin(az), -np.cos(el) * np.cos(az), -np.sin(el)])
+    e_s = -np.cross([0, 0, 1.0], d_ax)
+    e_s /= np.linalg.norm(e_s)
+    rr = np.deg2rad(P.heart_roll_deg)
+    e_n0 = np.cross(d_ax, e_s)
+    e_s = np.cos(rr) * e_s + np.sin(rr) * e_n0
+    e_n = np.cross(d_ax, e_s)
+    if e_n[2] < 0:
+        e_n = -e_n
+    RH = np.stack([d_ax, e_s, e_n], axis=1)   # columns: long axis (base->apex), septal (to RV), 4ch normal
+    uc, Lu, Rl, tw = 25 * hs, 50 * hs, 24 * hs, 10 * hs
+    ch = {   # heart-frame centre, axes (along d, e_s, e_n)
+        "lv_epi": ((uc, 0, 0), (Lu + 8 * hs, Rl + tw, Rl + tw)),
+        "lv_endo": ((uc, 0, 0), (Lu, Rl, Rl)),
+        "rv": ((30 * hs, 31 * hs, -3 * hs), (44 * hs, 21 * hs, 34 * hs)),
+        "la": ((-27 * hs, -6 * hs, 4 * hs), (19 * hs, 28 * hs, 21 * hs)),
+        "ra": ((-16 * hs, 45 * hs, -10 * hs), (22 * hs, 22 * hs, 27 * hs)),
+    }
+
+    def ext_along(cu, axes, e):
+        """max of (p . e) over an ellipsoid given in the heart frame (relative to the MV centre)."""
+        c = RH @ np.asarray(cu, float)
+        q = RH.T @ e
+        return float(c @ e + np.sqrt(np.sum((q * np.asarray(axes)) ** 2)))
+    z_mv = vt["T7"][0] - 4 * sz
+    g = body.at(z_mv)
+    ant = max(ext_along(*ch[k], np.array([0, -1.0, 0])) for k in ("lv_epi", "rv", "ra"))
+    y_mv = float(g.front_in) + ant + 4
+    x_mv = 10 * ws + P.heart_dx_mm
+    low = max(ext_along(*ch[k], np.array([0, 0, -1.0])) for k in ("lv_epi", "rv"))
+    mv = np.array([x_mv, y_mv, z_mv])
+    z_heart_low = z_mv - low
+    zdl = z_heart_low - 3
+    zdr = zdl + P.diaphragm_right_above_left_mm
+
+    def H(u, s_, n_):
+        return mv + RH @ np.array([u, s_, n_], float)
+
+    # ------------------------------------------------------------------ diaphragm surface
+    gmid = body.at(zdr - 40)
+    a_d = float(gmid.ai)
+    b_d = float(gmid.b_in)
+    y_dome = float(gmid.yc_in) - 0.1 * b_d
+
+    def zd(x, y):
+        """Diaphragm (upper surface) height at (x, y)."""
+        yr = (y - y_dome) / b_d
+        fy = np.where(yr > 0, 95 * yr ** 2, 40 * yr ** 2)
+        zr_ = zdr - 78 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 4 - fy
+        zl_ = zdl - 78 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 4 - fy
+        return np.maximum(zr_, zl_)
+    lm["diaphragm_dome_right"] = np.array([-0.33 * a_d, y_dome, zdr])
+    lm["diaphragm_dome_left"] = np.array([0.33 * a_d, y_dome, zdl])
+
+    # ------------------------------------------------------------------ lungs
+    z_apex = zmid["T1"] + 6 * sz
+    g_ap = body.at(z_apex)
+    x_ap = 0.42 * float(g_ap.ai)
+    y_ap = y_b(z_apex) - 18
+    z_lung_low = zdr - 120
+
+    def lungfn(side):
+        def f(x, y, z):
+            ybz = spine_y(np.clip(z, zc_pts[0], zc_pts[-1])).astype(np.float32)
+            rx_sp = 28.0
+            spine_ok = ((x / rx_sp) ** 2 + ((y - ybz) / 26.0) ** 2) > 1
+            apex = z_apex - ((x - side * x_ap) ** 2 + ((y - y_ap) * 0.8) ** 2) / (2 * 34.0 * P.lung_scale)
+            return (side * x > 9) & spine_ok & (z <= apex) & (z >= zd(x, y) + 5)
+        return f
+    for side, name in ((1, "lung_left"), (-1, "lung_right")):
+        lo = [0 if side > 0 else ox, oy, z_lung_low]
+        hi = [-ox if side > 0 else 0, 0, z_apex + 2]
+        cv.paint(L[name], lo, hi, lungfn(side), over=[L["fat_visceral"]])
+    # diaphragm muscle sheet
+    cv.paint(L["muscle"], [ox, oy, z_lung_low - 10], [-ox, 0, zdr + 8],
+             lambda x, y, z: (z <= zd(x, y) + 5) & (z >= zd(x, y) - 1), over=[L["fat_visceral"]], track=False)
+    # neck interior is muscle (strap, prevertebral, sternocleidomastoid)
+    kneck = int(np.ceil((12 * sz - oz) / s))
+    sub = lab[kneck:]
+    sub[sub == L["fat_visceral"]] = L["muscle"]
+
+    # ------------------------------------------------------------------ airways, oesophagus, posterior mediastinum
+    z_car = zmid["T5"] - 2 * sz
+    y_car = y_b(z_car) - level_rad("T5")[1] - 25
+    carina = np.array([1.0, y_car, z_car])
+    g_top = body.at(body.z_top - 4)
+    tr_top = [0, float(g_top.front) + 26, body.z_top + 4]
+    g0 = body.at(20 * sz)
+    tr_pts = [tr_top, [0, float(g0.front) + 26, 20 * sz], [0.5, (float(g0.front) + 26 + y_car) / 2 - 4, (20 * sz + z_car) / 2],
+              carina]
+    fat_like = [L["fat_visceral"], L["muscle"], L["lung_left"], L["lung_right"]]
+    cv.tube(L["fat_visceral"], tr_pts, 15, over=[L["lung_left"], L["lung_right"]], track=False)
+    cv.tube(L["airway_wall"], tr_pts, 11.5, over=fat_like, track=False)
+    cv.tube(L["trachea"], tr_pts, 9.0)
+    lm["carina"] = carina + np.array([0, 0, 2.0])
+    bro = {
+        "right": [[carina, carina + [-17, 3, -14 * sz], carina + [-30, 8, -34 * sz], carina + [-42, 14, -58 * sz]],
+                  [carina + [-17, 3, -14 * sz], carina + [-36, 2, -6 * sz], carina + [-50, 0, 6 * sz]]],
+        "left": [[carina, carina + [22, 4, -18 * sz], carina + [38, 10, -38 * sz], carina + [52, 22, -62 * sz]],
+                 [carina + [32, 7, -30 * sz], carina + [48, -6, -18 * sz], carina + [58, -12, -6 * sz]]],
+    }
+    for side, lst in bro.items():
+        for k_, pts in enumerate(lst):
+            r0 = (7.5 if side == "right" else 6.5) if k_ == 0 else 4.5
+            cv.tube(L["airway_wall"], pts, [r0 + 2, r0 + 1.6, r0 + 1.2, r0 + 1][:len(pts)],
+                    over=fat_like + [L["fat_visceral"]], track=False)
+            cv.tube(L[f"bronchus_{side}"], pts, [r0, r0 - 0.4, r0 - 1, r0 - 1.5][:len(pts)],
+                    over=[L["airway_wall"]])
+    lm["bronchus_left_end"] = bro["left"][0][-1]
+    lm["bronchus_right_end"] = bro["right"][0][-1]
+
+    # oesophagus
+    ry5 = level_rad("T5")[1]
+    oe_pts = [[3, tr_top[1] + 16, body.z_top + 4], [3, float(g0.front) + 42, 20 * sz],
+              [4, y_b(z_car) - ry5 - 9, z_car], [8, y_b(z_mv - 20) - level_rad("T8")[1] - 10, z_mv - 20],
+              [16, y_b(zdl) - 22, zdl - 6], [30, y_b(zdl - 20) - 40, zdl - 20 * sz]]
+    cv.tube(L["oesophagus"], oe_pts, 8.0, over=fat_like + [L["fat_visceral"]])
+
+    # descending + abdominal aorta
+    as_ = P.aorta_scale
+    z_bif = zmid["L4"]
+    z_arch_top = vt["T4"][0] + 4 * sz
+    desc = []
+    for zz, fx, dy in ((z_car - 8, 1.0, -2), (zmid["T7"], 0.95, -8), (zmid["T9"], 0.8, -16), (zmid["T11"], 0.55, -24),
+                       (zmid["T12"], 0.35, -28)):
+        rxz = level_rad("T8")[0]
+        desc.append([fx * (rxz + 12), y_b(zz) + dy, zz])
+    abd = [desc[-1]]
+    for zz in (zmid["L1"], zmid["L2"], zmid["L3"], z_bif):
+        n_ = "L2"
+        abd.append([8.0, y_b(zz) - level_rad(n_)[1] - 12, zz])
+    hiatus_z = zmid["T12"]
+    g_arch = body.at(z_arch_top)
+    asc_top = np.array([-24.0, float(g_arch.yc_in) - 8, z_car - 4])
+    arch_mid = np.array([0.0, y_car - 14, z_arch_top - 12 * as_])
+    arch_end = np.array([desc[0][0] + 2, y_b(z_car) - 22, z_car + 8])
+    ORC["notes"]["aorta"] = "ascending: root to asc_top; arch: asc_top to desc start; descending to hiatus (mid T12)"
+
+    # ------------------------------------------------------------------ heart
+    av = H(-4 * hs, 14 * hs, 19 * hs)
+    tv = H(-3 * hs, 40 * hs, -7 * hs)
+    pv = av + np.array([16, -14, 16]) * hs
+    a_dir = (asc_top - av) / np.linalg.norm(asc_top - av)
+    aorta_all = [av - a_dir * 2, av + a_dir * 14 * hs, asc_top, arch_mid, arch_end] + desc + abd[1:]
+    A_all, r_all = resample_curve(aorta_all, [15 * as_, 15.5 * as_, 14 * as_, 12.5 * as_, 12 * as_]
+                                  + [11.5 * as_] * len(desc[:-1]) + [11 * as_] + [10 * as_, 9.5 * as_, 9 * as_, 8.5 * as_],
+                                  step=3.0)
+    cum = np.r_[0, np.cumsum(np.linalg.norm(np.diff(A_all, axis=0), axis=1))]
+
+    def idx_near(p):
+        return int(np.argmin(np.linalg.norm(A_all - p, axis=1)))
+    i_asc, i_arch = idx_near(asc_top), idx_near(arch_end)
+    i_hiat = int(np.argmin(np.abs(A_all[:, 2] - hiatus_z) + 1e3 * (np.arange(len(A_all)) < i_arch)))
+    seg_aorta = {"aorta_ascending": (0, i_asc), "aorta_arch": (i_asc, i_arch),
+                 "aorta_descending": (i_arch, i_hiat), "aorta_abdominal": (i_hiat, len(A_all) - 1)}
+    # posterior aorta first (the atria are moulded around it)
+    for name in ("aorta_descending", "aorta_abdominal"):
+        a0, a1 = seg_aorta[name]
+        cv.tube(L["fat_visceral"], A_all[a0:a1 + 1], r_all[a0:a1 + 1] + 3, smooth=False,
+                over=[L["lung_left"], L["lung_right"]], track=False)
+        cv.tube(L[name], A_all[a0:a1 + 1], r_all[a0:a1 + 1], smooth=False, notover=spine_labels + [L["oesophagus"]])
+
+    hrt_over = [L["fat_visceral"], L["lung_left"], L["lung_right"], L["muscle"]]
+    # epicardial fat shell then chambers
+    for key in ("lv_epi", "rv", "ra", "la"):
+        c, axs = ch[key]
+        cv.ellipsoid(L["fat_visceral"], H(*c), np.asarray(axs) + 5, RH, over=[L["lung_left"], L["lung_right"]], track=False)
+    wall = [L["heart_wall"]]
+    chambers = [L[k] for k in ("lv_blood", "lv_myocardium", "rv_blood", "la_blood", "ra_blood")]
+    for key, lname in (("ra", "ra_blood"), ("la", "la_blood")):
+        c, axs = ch[key]
+        cv.ellipsoid(L["heart_wall"], H(*c), np.asarray(axs) + 2.5, RH, over=hrt_over, track=False)
+        cv.ellipsoid(L[lname], H(*c), axs, RH, over=hrt_over + wall)
+    c_rv, a_rv = ch["rv"]
+    c_lv, a_epi = ch["lv_epi"]
+    a_endo = ch["lv_endo"][1]
+
+    def rv_fn(extra):
+        def f(x, y, z):
+            u, s_, n_ = local(x, y, z, mv, RH)
+            krv = ((u - c_rv[0]) / (a_rv[0] + extra)) ** 2 + ((s_ - c_rv[1]) / (a_rv[1] + extra)) ** 2 \
+                + ((n_ - c_rv[2]) / (a_rv[2] + extra)) ** 2
+            klv = ((u - uc) / a_epi[0]) ** 2 + (s_ / a_epi[1]) ** 2 + (n_ / a_epi[2]) ** 2
+            return (krv <= 1) & (klv > 1) & (u >= -4 * hs - extra)
+        return f
+    bb = np.abs(RH) @ (np.asarray(a_rv) + 6) + 6
+    crv_w = H(*c_rv)
+    cv.paint(L["heart_wall"], crv_w - bb, crv_w + bb, rv_fn(3.5), over=hrt_over + [L["ra_blood"]], track=False)
+    cv.paint(L["rv_blood"], crv_w - bb, crv_w + bb, rv_fn(0.0), over=hrt_over + wall + [L["ra_blood"]])
+
+    def lv_fn(axes, ubase):
+        def f(x, y, z):
+            u, s_, n_ = local(x, y, z, mv, RH)
+            k_ = ((u - uc) / axes[0]) ** 2 + (s_ / axes[1]) ** 2 + (n_ / axes[2]) ** 2
+            return (k_ <= 1) & (u >= ubase)
+        return f
+    clv = H(*c_lv)
+    bb = np.abs(RH) @ np.asarray(a_epi) + 6
+    cv.paint(L["lv_myocardium"], clv - bb, clv + bb, lv_fn(a_epi, -5 * hs), over=hrt_over + wall + [L["rv_blood"], L["la_blood"], L["ra_blood"]])
+    cv.paint(L["lv_blood"], clv - bb, clv + bb, lv_fn(a_endo, 0.0), over=[L["lv_myocardium"]])
+    # valve orifices: mitral (LA|LV) and tricuspid (RA|RV) connect the chambers
+    r_mv = 14 * hs
+
+    def orifice(centre, radius, u0, u1):
+        def f(x, y, z):
+            u, s_, n_ = local(x, y, z, centre, RH)
+            return (s_ * s_ + n_ * n_ <= radius * radius) & (u >= u0) & (u <= u1)
+        return f
+    ob = np.array([30, 30, 30.0])
+    cv.paint(L["la_blood"], mv - ob, mv + ob, orifice(mv, r_mv, -12 * hs, 0.0), over=hrt_over + wall + chambers)
+    cv.paint(L["lv_blood"], mv - ob, mv + ob, orifice(mv, r_mv, 0.0, 6 * hs), over=hrt_over + wall + chambers)
+    cv.paint(L["ra_blood"], tv - ob, tv + ob, orifice(tv, 13 * hs, -12 * hs, 0.0), over=hrt_over + wall + [L["ra_blood"], L["rv_blood"], L["lv_myocardium"]])
+    cv.paint(L["rv_blood"], tv - ob, tv + ob, orifice(tv, 13 * hs, 0.0, 8 * hs), over=hrt_over + wall + [L["ra_blood"], L["rv_blood"]])
+    # LVOT to the aortic valve, RVOT to the pulmonary valve
+    lvot_from = H(22 * hs, 6 * hs, 8 * hs)
+    cv.tube(L["lv_blood"], [lvot_from, (lvot_from + av) / 2, av], 10 * hs, over=hrt_over + wall + [L["lv_myocardium"], L["la_blood"], L["lv_blood"]])
+    rvot_from = H(14 * hs, 30 * hs, 16 * hs)
+    cv.tube(L["heart_wall"], [rvot_from, pv], 14 * hs, over=hrt_over, track=False)
+    cv.tube(L["rv_blood"], [rvot_from, pv], 11 * hs, over=hrt_over + wall + [L["rv_blood"]])
+
+    apex_epi = H(uc + a_epi[0], 0, 0)
+    apex_endo = H(uc + a_endo[0], 0, 0)
+    lm.update({"mitral_valve_centre": mv, "aortic_valve_centre": av, "tricuspid_valve_centre": tv,
+               "pulmonary_valve_centre": pv, "heart_apex": apex_epi - d_ax * 4, "lv_apex_endocardial": apex_endo,
+               "lv_apex_epicardial": apex_epi, "lv_centre": H(uc, 0, 0)})
+
+    # ascending aorta and arch (after the heart so the root abuts the LVOT)
+    no_heart = [L["lv_blood"], L["lv_myocardium"], L["rv_blood"], L["la_blood"], L["ra_blood"]]
+    for name in ("aorta_ascending", "aorta_arch"):
+        a0, a1 = seg_aorta[name]
+        a0 = max(a0, 1) if name == "aorta_ascending" else a0
+        cv.tube(L["fat_visceral"], A_all[a0:a1 + 1], r_all[a0:a1 + 1] + 3, smooth=False,
+                over=[L["lung_left"], L["lung_right"]], track=False)
+        cv.tube(L[name], A_all[a0:a1 + 1], r_all[a0:a1 + 1], smooth=False,
+                notover=no_heart + spine_labels + [L["trachea"], L["airway_wall"], L["oesophagus"]])
+    lm["aortic_arch_top"] = A_all[i_asc + int(np.argmax(A_all[i_asc:i_arch + 1, 2]))]
+    lm["aortic_bifurcation"] = A_all[-1]
+    lm["aorta_descending_mid"] = A_all[(seg_aorta["aorta_descending"][0] + seg_aorta["aorta_descending"][1]) // 2]
+    arch_branch = {k: A_all[i_asc + int(f * (i_arch - i_asc))] for k, f in (("bct", 0.3), ("lcca", 0.5), ("lsca", 0.68))}
+
+    # pulmonary trunk and branches
+    pa_bif = np.array([6.0, (pv[1] + y_car) / 2 + 4, z_car - 12 * sz])
+    pa_pts = [pv, pv + np.array([4, 8, 10]) * hs, pa_bif]
+    vess_over = [L["fat_visceral"], L["lung_left"], L["lung_right"], L["muscle"], L["heart_wall"]]
+    cv.tube(L["fat_visceral"], pa_pts, 16 * hs, over=[L["lung_left"], L["lung_right"]], track=False)
+    cv.tube(L["pulmonary_artery"], pa_pts, 13 * hs, over=vess_over)
+    rpa = [pa_bif, pa_bif + [-30, 10, -2], lm["bronchus_right_end"] + [-4, -14, 18]]
+    lpa = [pa_bif, pa_bif + [20, 12, 10], lm["bronchus_left_end"] + [4, -6, 24]]
+    for pts in (rpa, lpa):
+        cv.tube(L["pulmonary_artery"], pts, [10 * hs, 9 * hs, 7 * hs], over=vess_over)
+    lm["pulmonary_bifurcation"] = pa_bif
+
+    # vena cavae, arch branches, neck vessels
+    ra_c = H(*ch["ra"][0])
+    ra_top = ra_c + np.array([0, 0, ch["ra"][1][2] * 0.8])
+    svc_top = np.array([-30.0 * ws, asc_top[1] + 6, 2 * sz])
+    cv.tube(L["svc"], [svc_top, (svc_top + ra_top) / 2 + [-4, 0, 0], ra_top], 10.0, over=vess_over + [L["ra_blood"]])
+    ztop_v = body.z_top + 4
+    gn = body.at(ztop_v - 10)
+    for sg in (-1, 1):
+        jug = [[sg * 42 * ws, float(gn.yc) - 8, ztop_v], [sg * 40 * ws, float(g0.front) + 40, 20 * sz],
+               [sg * 34 * ws, svc_top[1] - 4, 8 * sz]]
+        if sg < 0:
+            jug.append(svc_top)
+        else:
+            jug += [[10, svc_top[1] - 14, 4 * sz], svc_top]
+        cv.tube(L["vein_other"], jug, [7, 7, 6.5] + [6.5] * (len(jug) - 3), over=vess_over)
+    art_over = vess_over + [L["vein_other"]]
+    bct_top = np.array([-20.0, arch_branch["bct"][1] - 8, 10 * sz])
+    cv.tube(L["artery_other"], [arch_branch["bct"], bct_top], 6.5, over=art_over)
+    for sg, start in ((-1, bct_top), (1, arch_branch["lcca"])):
+        cv.tube(L["artery_other"], [start, [sg * 26 * ws, float(g0.front) + 42, 20 * sz],
+                                    [sg * 28 * ws, float(gn.yc) - 2, ztop_v]], 4.5, over=art_over)
+    for sg, start in ((-1, bct_top), (1, arch_branch["lsca"])):
+        g20 = body.at(16 * sz)
+        cv.tube(L["artery_other"], [start, [sg * 45 * ws, start[1] + 6, start[2] + 10 * sz],
+                                    [sg * 0.8 * float(g20.a), float(g20.yc) - 4, 20 * sz]], 4.5, over=art_over)
+
+    # ------------------------------------------------------------------ intrapulmonary vessel trees
+    for side, lname, vname in ((1, "lung_left", "lung_vessels_left"), (-1, "lung_right", "lung_vessels_right")):
+        hil = (lm["bronchus_left_end"] if side > 0 else lm["bronchus_right_end"]) + np.array([side * 4, -4, 6.0])
+        seeds = [((side * 0.45, 0.0, 0.9), 34), ((side * 0.9, -0.35, 0.1), 36), ((side * 0.55, 0.5, -0.7), 40),
+                 ((side * 0.6, -0.5, -0.6), 36), ((side * 0.8, 0.3, 0.45), 34)]
+        stack = [(hil, np.array(dv, float) / np.linalg.norm(dv), ln, 4.6, 0) for dv, ln in seeds]
+        while stack:
+            p0, dv, ln, r, depth = stack.pop()
+            p1 = p0 + dv * ln
+            cv.tube(L[vname], [p0, p1], [r, r * 0.85], smooth=False, over=[L[lname]], track=False)
+            if depth < 5 and r > 1.2:
+                for sgn in (-1, 1):
+                    perp = np.cross(dv, rng.normal(size=3))
+                    perp /= np.linalg.norm(perp)
+                    ang = np.deg2rad(rng.uniform(20, 38))
+                    nd = np.cos(ang) * dv + np.sin(ang) * perp * sgn
+                    stack.append((p1, nd / np.linalg.norm(nd), ln * rng.uniform(0.7, 0.85), r * 0.72, depth + 1))
+
+    # ------------------------------------------------------------------ kidneys (retroperitoneal, before the liver)
+    soft_over = [L["fat_visceral"], L["muscle"]]
+    kid = {}
+    for side, nm in ((1, "left"), (-1, "right")):
+        Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
+        z_up = zmid["T12"] + P.kidney_left_dz_mm * sz - (0 if side > 0 else P.kidney_right_drop_mm)
+        tilt = np.deg2rad(P.kidney_tilt_deg)
+        ax0 = np.array([-side * np.sin(tilt), np.sin(np.deg2rad(12)), np.cos(tilt)])
+        ax0 /= np.linalg.norm(ax0)                 # lower -> upper pole (upper pole medial, posterior)
+        hil0 = np.array([-side * np.cos(np.deg2rad(32)), -np.sin(np.deg2rad(32)), 0.0])
+        Rk = rot_from_axes(ax0, hil0)              # columns: long axis, hilum direction, thickness
+        a0, a1, a2 = Lk / 2, 29.0 * (Lk / 112) ** 0.5, 22.0 * (Lk / 112) ** 0.5
+        zc_k = z_up - a0 * ax0[2]
+        gk = body.at(zc_k)
+        rxL = level_rad("L1")[0]
+        ck = np.array([side * (rxL + 30 + a1 * 0.9) * (0.85 + 0.15 * ws), y_b(zc_k) + 10, zc_k])
+        ck[1] = min(ck[1], float(gk.back_in) - a2 - 6)
+        axes = np.array([a0, a1, a2])
+        cname, mname, sname = f"kidney_{nm}_cortex", f"kidney_{nm}_medulla", f"kidney_{nm}_sinus"
+        cv.ellipsoid(L["fat_visceral"], ck, axes + 8, Rk, over=[L["muscle"]], track=False)   # perirenal fat
+        cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over)
+        sinus_c = ck + Rk @ np.array([0, 0.5 * a1, 0])
+        sinus_ax = np.array([0.55 * a0, 0.55 * a1, 0.48 * a2])
+
+        def med_fn(x, y, z, ck=ck, Rk=Rk, axes=axes, sinus_c=sinus_c, sinus_ax=sinus_ax):
+            q0, q1, q2 = local(x, y, z, ck, Rk)
+            inner = (q0 / (axes[0] - 7)) ** 2 + (q1 / (axes[1] - 7)) ** 2 + (q2 / (axes[2] - 6)) ** 2 <= 1
+            ang = np.arctan2(q0 / axes[0], q2 / axes[2] + 1e-6 * 0)
+            cols = np.abs(np.sin(4.0 * ang)) < 0.22
+            return inner & ~cols
+        bb = np.abs(Rk) @ axes + 4
+        cv.paint(L[mname], ck - bb, ck + bb, med_fn, over=[L[cname]])
+        cv.ellipsoid(L[sname], sinus_c, sinus_ax, Rk, over=[L[cname], L[mname]])
+        hilum = ck + Rk @ np.array([0, a1 - 2, 0])
+        kid[nm] = {"centre": ck, "axis": ax0, "R": Rk, "axes": axes, "hilum": hilum,
+                   "upper_pole": ck + ax0 * (a0 - 3), "lower_pole": ck - ax0 * (a0 - 3)}
+        ORC["kidneys"][nm] = {"centre": ck.tolist(), "long_axis": ax0.tolist(), "hilum_direction": Rk[:, 1].tolist(),
+                              "length_mm": 2 * a0, "width_mm": 2 * a1, "thickness_mm": 2 * a2,
+                              "hilum": hilum.tolist(), "upper_pole": kid[nm]["upper_pole"].tolist(),
+                              "lower_pole": kid[nm]["lower_pole"].tolist()}
+        lm[f"kidney_{nm}_upper_pole"] = kid[nm]["upper_pole"]
+        lm[f"kidney_{nm}_lower_pole"] = kid[nm]["lower_pole"]
+        lm[f"kidney_{nm}_hilum"] = hilum
+        lm[f"kidney_{nm}_centre"] = ck
+    kidney_labels = [L[f"kidney_{n}_{p}"] for n in ("left", "right") for p in ("cortex", "medulla", "sinus")]
+
+    # psoas muscles
+    for sg in (-1, 1):
+        pts = [[sg * 22, y_b(zmid["T12"]) + 6, zmid["T12"]], [sg * 34, y_b(zmid["L2"]) + 4, zmid["L2"]],
+               [sg * 44, y_b(zmid["L4"]) - 2, zmid["L4"]], [sg * 54, y_b(z_s1) - 18, z_s1 - 20 * sz],
+               [sg * 70, y_b(z_s1) - 40, z_sym + 20 * sz]]
+        cv.tube(L["muscle"], pts, [8, 15, 21, 22, 18], over=[L["fat_visceral"]], track=False)
+
+    # IVC (through the liver later) and portal vein
+    ra_bot = ra_c - np.array([0, 0, ch["ra"][1][2] * 0.7])
+    ivc_pts = [ra_bot, [-22 * ws, y_b(zdr - 10) - 30, zdr - 15 * sz], [-24 * ws, y_b(zmid["T12"]) - 28, zmid["T12"]],
+               [-22 * ws, y_b(zmid["L2"]) - level_rad("L2")[1] - 12, zmid["L2"]],
+               [-18 * ws, y_b(z_bif) - level_rad("L4")[1] - 8, z_bif - 10 * sz]]
+    iv_over = [L["fat_visceral"], L["muscle"], L["lung_left"], L["lung_right"], L["heart_wall"]]
+    cv.tube(L["ivc"], ivc_pts, 11.0, over=iv_over + [L["ra_blood"]])
+    # iliac vessels
+    for sg in (-1, 1):
+        art = [A_all[-1], [sg * 40, y_b(z_s1) - 34, z_s1 - 12 * sz], [sg * 68, y_b(z_s1) - 56, z_sym + 35 * sz],
+               [sg * 80, y_b(z_s1) - 84, z_sym + 5 * sz]]
+        cv.tube(L["artery_other"], art, [7.5, 6.5, 5.5, 5.0], over=[L["fat_visceral"], L["muscle"]])
+        vn = [ivc_pts[-1], [sg * 38, y_b(z_s1) - 24, z_s1 - 18 * sz], [sg * 62, y_b(z_s1) - 44, z_sym + 35 * sz],
+              [sg * 74, y_b(z_s1) - 72, z_sym + 5 * sz]]
+        cv.tube(L["vein_other"], vn, [9, 8, 7, 6.5], over=[L["fat_visceral"], L["muscle"]])
+
+    # ------------------------------------------------------------------ liver, gallbladder, spleen
+    ls = P.liver_scale
+    g_l = body.at(zdr - 60)
+    ai_l, bin_l, ycin_l, fin_l = float(g_l.ai), float(g_l.b_in), float(g_l.yc_in), float(g_l.front_in)
+    rl_c = np.array([-0.42 * ai_l, ycin_l + 0.02 * bin_l, zdr - 68 * ls * sz])
+    rl_a = np.array([0.62 * ai_l, 0.92 * bin_l, 100 * ls * sz])
+    ll_c = np.array([0.12 * ai_l, fin_l + 0.38 * bin_l, zdr - 40 * sz])
+    ll_a = np.array([0.5 * ai_l, 0.4 * bin_l, 42 * ls * sz])
+    R_ll = rot_zyx(np.deg2rad(-12), 0, 0)
+    R_rl = rot_zyx(0, np.deg2rad(-10), 0)
+    abd_block = spine_labels + kidney_labels + [L["aorta_abdominal"], L["aorta_descending"], L["oesophagus"], L["ivc"]]
+
+    def liver_fn(x, y, z):
+        k1 = np.sqrt(ellipsoid_k(x, y, z, rl_c, rl_a, R_rl))
+        k2 = np.sqrt(ellipsoid_k(x, y, z, ll_c, ll_a, R_ll))
+        d1 = (k1 - 1) * 60
+        d2 = (k2 - 1) * 35
+        h = np.clip(0.5 + 0.5 * (d2 - d1) / 18, 0, 1)
+        dsm = d2 * (1 - h) + d1 * h - 18 * h * (1 - h)
+        return (dsm <= 0) & (z <= zd(x, y) - 1)
+    lo = np.minimum(rl_c - rl_a.max(), ll_c - ll_a.max())
+    hi = np.maximum(rl_c + rl_a.max(), ll_c + ll_a.max())
+    cv.paint(L["liver"], lo, hi, liver_fn, over=[L["fat_visceral"], L["muscle"]] , notover=abd_block)
+    # carve: the diaphragm sheet stays (liver painted only over fat_visceral below the sheet)
+    lab_l = cv.labels
+    gb_c = np.array([-0.3 * ai_l, fin_l + 0.42 * bin_l, rl_c[2] - 0.55 * rl_a[2]])
+    cv.ellipsoid(L["gallbladder"], gb_c, [15, 16, 36 * sz], rot_zyx(0, np.deg2rad(25), np.deg2rad(-30)),
+                 over=[L["liver"], L["fat_visceral"]])
+    # portal vein: confluence behind the pancreatic neck to the porta hepatis, with intrahepatic branches
+    conf = np.array([-6.0, y_b(zmid["L1"]) - level_rad("L1")[1] - 30, zmid["L1"]])
+    porta = np.array([-0.3 * ai_l, y_b(zmid["T12"]) - 48, zmid["T11"] - 6 * sz])
+    pv_pts = [conf, (conf + porta) / 2 + [0, 0, 4], porta]
+    cv.tube(L["portal_vein"], pv_pts, 7.5, over=[L["fat_visceral"], L["liver"], L["muscle"]])
+    for tgt in ([-0.75 * ai_l, ycin_l, zmid["T10"]], [-0.02 * ai_l, fin_l + 0.35 * bin_l, zmid["T10"]],
+                [-0.5 * ai_l, fin_l + 0.3 * bin_l, zmid["T12"]]):
+        cv.tube(L["portal_vein"], [porta, (porta + np.asarray(tgt)) / 2 + [0, 0, 4], tgt], [6, 4.5, 3], over=[L["liver"]])
+    for tgt in ([-0.6 * ai_l, ycin_l + 10, zdr - 10], [-0.1 * ai_l, fin_l + 0.3 * bin_l, zdr - 10],
+                [-0.35 * ai_l, fin_l + 0.25 * bin_l, zdr - 14]):   # hepatic veins to the IVC
+        iv_pt = np.array([-22 * ws, y_b(zdr - 10) - 30, zdr - 15 * sz])
+        cv.tube(L["ivc"], [iv_pt, (iv_pt + np.asarray(tgt)) / 2, tgt], [5, 4, 3], over=[L["liver"]])
+    lm["porta_hepatis"] = porta
+
+    ss = P.spleen_scale
+    g_s = body.at(zdl - 50)
+    sp_c = np.array([0.7 * float(g_s.ai), float(g_s.yc_in) + 0.42 * float(g_s.b_in), zdl - 55 * sz * ss ** 0.33])
+    sp_R = rot_from_axes([0.45, -0.89, 0.1], [0, 0, 1])
+    sp_a = np.array([52, 48 * sz, 22]) * ss ** (1 / 3)
+    sp_R = np.stack([sp_R[:, 0], sp_R[:, 1], sp_R[:, 2]], axis=1)
+    bb = np.abs(sp_R) @ sp_a + 4
+    cv.paint(L["spleen"], sp_c - bb, sp_c + bb,
+             lambda x, y, z: (ellipsoid_k(x, y, z, sp_c, sp_a, sp_R) <= 1) & (z <= zd(x, y) - 1),
+             over=[L["fat_visceral"], L["muscle"]], notover=abd_block + [L["rib"]])
+    lm["spleen_centre"] = sp_c
+
+    # ------------------------------------------------------------------ stomach, pancreas
+    g_st = body.at(zdl - 60)
+    fin_s, ai_s = float(g_st.front_in), float(g_st.ai)
+    st_pts = [oe_pts[-1], [0.42 * ai_s, y_b(zdl - 20) - 52, zdl - 24 * sz], [0.45 * ai_s, fin_s + 60, zdl - 62 * sz],
+              [0.12 * ai_s, fin_s + 36, zdl - 104 * sz], [-0.2 * ai_s, fin_s + 46, zdl - 100 * sz]]
+    st_r = [9, 30, 30, 21, 11]
+    organ_block = abd_block + [L["liver"], L["spleen"], L["gallbladder"], L["portal_vein"], L["rib"], L["costal_cartilage"]]
+    gut_over = [L["fat_visceral"]]
+    _gut(cv, L["stomach"], st_pts, st_r, wall=4.0, content=L["stomach"], gas_frac=0.3, over=gut_over)
+    lm["pylorus"] = np.array(st_pts[-1])
+    pan_pts = [[-0.3 * ai_s, y_b(zmid["L2"]) - 42, zmid["L2"] - 4 * sz], [-0.05 * ai_s, conf[1] - 12, zmid["L1"]],
+               [0.3 * ai_s, y_b(zmid["L1"]) - 44, zmid["L1"] + 6 * sz], sp_c + np.array([-14, -20, -22 * sz])]
+    cv.tube(L["pancreas"], pan_pts, [15, 11, 11, 9], over=[L["fat_visceral"]])
+
+    # ------------------------------------------------------------------ pelvis bones
+    z_fh = z_sym + 14 * sz
+    g_fh = body.at(z_fh)
+    x_fh = 0.62 * float(g_fh.ai)
+    y_fh = float(g_fh.yc_in) + 4
+    z_crest = zmid["L4"] + 4 * sz
+    g_cr = body.at(z_crest)
+    # sacrum: tapered, tilted slab
+    z_cox = z_sym - 20 * sz
+    y_sac_top = y_b(z_s1) + 6
+    y_sac_bot = float(body.at(z_cox).back_in) - 14
+    ks = cv.box([-60, oy, z_cox], [60, 0, z_s1])
+    for k in range(ks[0].start, ks[0].stop):
+        zz = float(cv.zs[k])
+        f = (z_s1 - zz) / (z_s1 - z_cox)
+        yc_s = y_sac_top + (y_sac_bot - y_sac_top) * f ** 0.8 - 14 * np.sin(np.pi * f)
+        w = 54 - 40 * f
+        t = 20 - 11 * f
+        m = (np.abs(cv.xs[None, :] / w) ** 3 + np.abs((cv.ys[:, None] - yc_s) / t) ** 2) <= 1
+        cv.paint_mask(L["sacrum"], (slice(k, k + 1), slice(0, ny), slice(0, nx)), m[None],
+                      notover=[L["artery_other"], L["vein_other"], L["skin"]], track=False)
+    lm["sacral_promontory"] = np.array([0, y_sac_top - 18, z_s1])
+    pel_over = [L["fat_visceral"], L["muscle"], L["fat_subcutaneous"]]
+    for sg in (-1, 1):
+        cx = sg * (x_fh - 22)
+        c_il = np.array([cx, float(g_cr.yc_in) + 12, z_crest - 8 * sz])
+        A_il = np.array([abs(0.9 * float(g_cr.ai) - abs(cx)) + 4, 58.0, (z_crest - z_fh) * 1.05])
+
+        def ilium(x, y, z, c_il=c_il, A_il=A_il, sg=sg, cx=cx):
+            k_ = np.sqrt(ellipsoid_k(x, y, z, c_il, A_il, np.eye(3)))
+            shell = np.abs(k_ - 1) * 45 <= 3.8
+            return shell & (sg * (x - cx) >= -14) & (z <= z_crest) & (y >= c_il[1] - 0.75 * A_il[1])
+        cv.paint(L["pelvis"], c_il - A_il - 4, c_il + A_il + 4, ilium, over=pel_over, track=False)
+        # body of the ilium down to the acetabulum, posterior part joining the sacrum (SI joint)
+        cv.tube(L["pelvis"], [[sg * (x_fh - 4), y_fh + 2, z_fh + 16 * sz], [sg * (x_fh - 10), y_fh + 14, z_fh + 40 * sz],
+                              [sg * 52, y_sac_top + 18, z_s1 - 34 * sz]], [13, 12, 11], over=pel_over, track=False)
+        fh = np.array([sg * x_fh, y_fh, z_fh])
+        cv.paint(L["pelvis"], fh - 34, fh + 34, lambda x, y, z, fh=fh, sg=sg: (
+            ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 <= 32 ** 2)
+            & ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 > 24.5 ** 2)
+            & (z >= fh[2] - 10) & (sg * (x - fh[0]) <= 10)), over=pel_over, track=False)
+        sym = np.array([sg * 7, float(body.at(z_sym).front_in) + 14, z_sym - 8 * sz])
+        cv.tube(L["pelvis"], [fh + [-sg * 18, -16, 2], (fh + sym) / 2 + [0, -10, 4], sym], [10, 9, 9], over=pel_over,
+                track=False)
+        isch = np.array([sg * (x_fh - 30), y_fh + 26, z_fh - 52 * sz])
+        cv.tube(L["pelvis"], [sym + [0, 6, -18 * sz], (sym + isch) / 2 + [sg * 6, 0, -8], isch, fh + [-sg * 6, 24, -12]],
+                [8, 9, 12, 12], over=pel_over, track=False)
+        cv.tube(L["femur"], [fh, fh + [sg * 8, 0, 0]], 23.5, smooth=False, over=pel_over + [L["pelvis"]], track=False)
+        gt = fh + np.array([sg * 42, 6, -30 * sz])
+        cv.tube(L["femur"], [fh, gt], 14, smooth=False, over=pel_over, track=False)
+        cv.tube(L["femur"], [gt + [0, 0, 8], gt + [-sg * 4, -4, -40 * sz], [gt[0] - sg * 10, y_fh - 6, oz - 10]],
+                [16, 14, 13], over=pel_over, track=False)
+        lm[f"femoral_head_{'left' if sg > 0 else 'right'}"] = fh
+    lm["pubic_symphysis"] = np.array([0, float(body.at(z_sym).front_in) + 14, z_sym])
+    lm["iliac_crest_left"] = np.array([0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
+    lm["iliac_crest_right"] = np.array([-0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
+
+    # ------------------------------------------------------------------ bladder, ureters, colon, small bowel
+    bs = P.bladder_scale ** (1 / 3)
+    g_bl = body.at(z_sym + 30 * sz)
+    bl_a = np.array([46, 36, 36]) * bs
+    bl_c = np.array([0, float(g_bl.front_in) + 16 + bl_a[1], z_sym + 8 * sz + bl_a[2] * 0.8])
+    cv.ellipsoid(L["bladder"], bl_c, bl_a, over=[L["fat_visceral"], L["muscle"]])
+    lm["bladder_centre"] = bl_c
+    bone_block = [L["pelvis"], L["sacrum"], L["femur"]]
+    for sg, nm in ((1, "left"), (-1, "right")):
+        kk = kid[nm]
+        start = kk["hilum"] + kk["R"][:, 1] * 2 - kk["axis"] * 6
+        pts = [start, [sg * 44, y_b(zmid["L3"]) - 8, zmid["L3"]], [sg * 42, y_b(zmid["L5"]) - 22, zmid["L5"]],
+               [sg * 50, y_b(z_s1) - 38, z_s1 - 24 * sz], [sg * 52, bl_c[1] + 28, bl_c[2] + 6],
+               [sg * 22, bl_c[1] + bl_a[1] - 6, bl_c[2] - 8]]
+        cv.tube(L[f"ureter_{nm}"], pts, 3.0, step=2.0, over=[L["fat_visceral"], L["muscle"], L[f"kidney_{nm}_sinus"]])
+        lm[f"ureter_{nm}_start"] = np.asarray(start)
+    # colon frame
+    g_c = body.at(zmid["L3"])
+    ai_c, fin_c = float(g_c.ai), float(g_c.front_in)
+    g_t = body.at(zmid["L2"])
+    col_pts = [[-0.55 * ai_c, fin_c + 55, z_s1 - 6 * sz], [-0.72 * ai_c, y_b(zmid["L4"]) - 20, zmid["L4"]],
+               [-0.72 * ai_c, y_b(zmid["L2"]) - 30, zmid["L2"]], [-0.62 * ai_c, float(g_t.front_in) + 48, zmid["L1"] - 4],
+               [0.0, float(g_t.front_in) + 30, zmid["L2"] - 8 * sz], [0.62 * ai_c, y_b(zmid["L1"]) - 40, zmid["L1"] + 10 * sz],
+               [0.76 * ai_c, y_b(zmid["L3"]) - 12, zmid["L3"]], [0.66 * ai_c, y_b(zmid["L5"]) - 30, zmid["L5"]],
+               [0.3 * ai_c, fin_c + 70, z_s1 - 26 * sz], [0.0, y_b(z_s1) - 30, z_s1 - 50 * sz],
+               [0.0, bl_c[1] + bl_a[1] + 24, z_sym + 20 * sz], [0, bl_c[1] + bl_a[1] + 20, z_sym - 20 * sz]]
+    col_r = [24, 22, 21, 20, 19, 19, 18, 17, 16, 15, 17, 15]
+    _gut(cv, L["colon"], col_pts, col_r, wall=3.0, content=L["bowel_content"], gas_frac=0.45, over=gut_over)
+    lm["caecum"] = np.array(col_pts[0])
+    # small bowel: a seeded serpentine filling the mid and lower abdomen
+    zs_rows = np.linspace(zmid["L2"] - 6 * sz, z_s1 - 34 * sz, 6)
+    sb = []
+    for r_i, zz in enumerate(zs_rows):
+        g_r = body.at(zz)
+        ai_r, fin_r = float(g_r.ai), float(g_r.front_in)
+        for layer in (0, 1):
+            yy = fin_r + (22 if layer == 0 else 54) + rng.uniform(-4, 4)
+            xs_ = np.linspace(-0.45 * ai_r, 0.45 * ai_r, 5)
+            if (2 * r_i + layer) % 2:
+                xs_ = xs_[::-1]
+            for xx in xs_:
+                sb.append([xx + rng.uniform(-6, 6), yy + rng.uniform(-5, 5), zz + layer * 10 + rng.uniform(-5, 5)])
+    sb.append(col_pts[0])
+    _gut(cv, L["small_bowel"], sb, 12.5, wall=2.5, content=L["small_bowel"], gas_frac=0.15, over=gut_over, step=4.0)
+
+    # ------------------------------------------------------------------ frame, oracle geometry
+    apex_pt = lm["heart_apex"]
+    lv_axis = (mv.copy(), apex_epi.copy())
+    ORC["lv_long_axis"] = [mv.tolist(), apex_epi.tolist()]
+    d = d_ax
+    centre = (mv + apex_epi) / 2
+    n4 = e_n
+    n3 = np.cross(d, av - mv)
+    n3 /= np.linalg.norm(n3)
+    ORC["planes"] = {
+        "4ch": {"centre": centre, "normal": n4, "row": d},
+        "2ch": {"centre": centre, "normal": e_s, "row": d},
+        "3ch": {"centre": centre, "normal": n3, "row": d},
+        "sax": {"centre": centre, "normal": d, "row": e_s},
+    }
+    ORC["heart_frame"] = {"long_axis": d.tolist(), "septal": e_s.tolist(), "four_chamber_normal": e_n.tolist(),
+                          "mv_radius_mm": r_mv, "lv_endo_axes": list(map(float, a_endo)),
+                          "lv_epi_axes": list(map(float, a_epi)), "lv_centre_offset_mm": uc,
+                          "sax_base_offset_mm": 6.0 * hs, "sax_apex_offset_mm": float(uc + a_epi[0])}
+    ORC["levels"] = {"z_notch": 0.0, "z_s1_top": z_s1, "z_symphysis": z_sym, "z_carina": z_car,
+                     "z_diaphragm_right": zdr, "z_diaphragm_left": zdl, "z_mitral": z_mv, "z_aortic_bifurcation": z_bif}
+    frame = {"origin_mm": [float(ox), float(oy), float(oz)], "spacing_mm": [s, s, s], "shape": [nz, ny, nx],
+             "axes": "LPS: +x patient left, +y posterior, +z superior (head)",
+             "x0": "body left-right midline", "y0": "table top (supine: back on y = 0, body at y < 0)",
+             "z0": "jugular (sternal) notch"}
+    stats = {"build_s": time.perf_counter() - t0, "primitive_count": {int(k): v for k, v in cv.primitive_count.items()}}
+    return cv.labels, frame, ORC, stats
+
+
+def _gut(cv: Canvas, wall_label: int, pts, radii, wall: float, content: int, gas_frac: float, over, step: float = 3.0):
+    """A hollow viscus along a centreline: wall, fluid content, and gas in the non-dependent (anterior) part.
+
+    Supine patient: gravity is +y, so gas collects where (y - centreline y) < -h*r."""
+    P, r = resample_curve(pts, radii, step)
+    sl_all = cv.box(P.min(0) - r.max() - 4, P.max(0) + r.max() + 4)
+    if sl_all is None:
+        return
+    shp = tuple(s_.stop - s_.start for s_ in sl_all)
+    best = np.full(shp, np.inf, np.float32)
+    gas = np.zeros(shp, bool)
+    off = [sl_all[0].start, sl_all[1].start, sl_all[2].start]
+    h = 1 - 2 * gas_frac
+    for a, b, ra, rb in zip(P[:-1], P[1:], r[:-1], r[1:]):
+        sl = cv.box(np.minimum(a, b) - max(ra, rb) - 2, np.maximum(a, b) + max(ra, rb) + 2)
+        if sl is None:
+            continue
+        x, y, z = cv.coords(sl)
+        v = b - a
+        L2 = float(v @ v) or 1e-9
+        px, py, pz = x - a[0], y - a[1], z - a[2]
+        t = np.clip((px * v[0] + py * v[1] + pz * v[2]) / L2, 0, 1)
+        qy = py - t * v[1]
+        rr = ra + t * (rb - ra)
+        dd = np.sqrt((px - t * v[0]) ** 2 + qy ** 2 + (pz - t * v[2]) ** 2) - rr
+        loc = tuple(slice(sl[i].start - off[i], sl[i].stop - off[i]) for i in range(3))
+        cur = best[loc]
+        better = dd < cur
+        cur[better] = dd[better]
+        g = gas[loc]
+        g[better] = (qy < -h * (rr - wall))[better]
+    inside = best <= 0
+    cv.paint_mask(wall_label, sl_all, inside, over=over)
+    lumen = best <= -wall
+    if content != wall_label:
+        cv.paint_mask(content, sl_all, lumen & ~gas, over=[wall_label], track=False)
+    cv.paint_mask(L["bowel_gas"], sl_all, lumen & gas, over=[wall_label, content], track=False)
