@@ -28,7 +28,7 @@ class Canvas:
         self.xs = (self.origin[0] + self.s * np.arange(nx)).astype(np.float32)
         self.ys = (self.origin[1] + self.s * np.arange(ny)).astype(np.float32)
         self.zs = (self.origin[2] + self.s * np.arange(nz)).astype(np.float32)
-        self.primitive_count: dict[int, int] = {}   # voxels each label's primitives asked for
+        self._painted: dict[int, list[np.ndarray]] = {}
 
     # ---- boxes -------------------------------------------------------------
     def box(self, lo: Iterable[float], hi: Iterable[float]):
@@ -55,8 +55,6 @@ class Canvas:
         if sl is None:
             return 0
         inside = np.broadcast_to(inside, tuple(s.stop - s.start for s in sl))
-        if track:
-            self.primitive_count[label] = self.primitive_count.get(label, 0) + int(inside.sum())
         sub = self.labels[sl]
         m = inside
         if over is not None:
@@ -64,7 +62,21 @@ class Canvas:
         if notover is not None:
             m = m & ~np.isin(sub, np.fromiter(notover, dtype=np.int64))
         sub[m] = label
-        return int(m.sum())
+        n = int(m.sum())
+        if track and n:   # voxels this label actually received (later paints may take some back)
+            kk, jj, ii = np.nonzero(m)
+            flat = ((kk + sl[0].start) * self.shape[1] + (jj + sl[1].start)) * self.shape[2] + (ii + sl[2].start)
+            self._painted.setdefault(label, []).append(flat.astype(np.int64))
+        return n
+
+    def painted_indices(self, label: int) -> np.ndarray:
+        v = self._painted.get(label)
+        return np.unique(np.concatenate(v)) if v else np.zeros(0, np.int64)
+
+    @property
+    def primitive_count(self) -> dict[int, int]:
+        """Distinct voxels each tracked label was painted into."""
+        return {k: int(np.unique(np.concatenate(v)).size) for k, v in self._painted.items()}
 
     def paint(self, label: int, lo, hi, fn: Callable, **kw) -> int:
         """Paint where fn(x, y, z) is True (bool) or <= 0 (float) inside the box."""

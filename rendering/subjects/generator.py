@@ -19,7 +19,7 @@ import numpy as np
 from scipy.interpolate import PchipInterpolator
 
 from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, rot_zyx, segment_distance
-from .labels import L, VERTEBRAE
+from .labels import L, ORGANS, VERTEBRAE
 from .params import SubjectParams
 
 GENERATOR_VERSION = "1.0.0"
@@ -33,6 +33,10 @@ _LIFT = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 18, 26, 28], float)             
 # vertebral heights incl. disc (mm, reference), C5..L5
 _VH = dict(zip(VERTEBRAE, [16, 16, 16, 20, 21, 21, 22, 22, 23, 23, 24, 25, 26, 27, 28, 32, 33, 34, 34, 33]))
 _T1_TOP_REF = 40.0
+#: organs whose painted voxels should survive later primitives (checked by the sanity tests)
+RETENTION_ORGANS = ["lungs", "heart", "lv", "rv", "la", "ra", "aorta", "liver", "spleen", "kidney_left", "kidney_right",
+                    "bladder", "stomach", "pancreas", "trachea", "pulmonary_artery", "ivc", "svc", "oesophagus",
+                    "gallbladder", "portal_vein", "ureter_left", "ureter_right"]
 
 
 def _fatprof(z_ref):
@@ -175,8 +179,8 @@ def build_subject(P: SubjectParams):
         g = body.at(zmid[n])
         rx, ry, rc = level_rad(n)
         i = VERTEBRAE.index(n)
-        para = float(np.interp(i, [0, 3, 10, 15, 19], [22, 26, 30, 38, 38]))
-        curve = float(np.interp(i, [0, 3, 8, 12, 15, 17, 19], [0, 0, 6, 0, -8, -14, -8]))
+        para = float(np.interp(i, [0, 3, 10, 15, 19], [20, 24, 28, 28, 28]))
+        curve = float(np.interp(i, [0, 3, 8, 12, 15, 17, 19], [0, 0, 5, 0, -4, -7, -3]))
         yb_pts.append(float(g.back_in) - para - 2 * rc - 6 - ry + curve)
     yb_pts.insert(0, yb_pts[0] + 8)
     spine_y = PchipInterpolator(zc_pts, np.array(yb_pts))
@@ -184,19 +188,24 @@ def build_subject(P: SubjectParams):
     def y_b(zz):
         return float(spine_y(np.clip(zz, zc_pts[0], zc_pts[-1])))
 
-    # paraspinal muscles (neck to sacrum)
+    # paraspinal (erector spinae) muscles: elliptical sections between the laminae and the back wall
+    zz_all = Z.astype(np.float32)
+    ok = (zz_all <= zmid["C5"] + 10) & (zz_all >= z_s1 - 50 * sz)
+    lvl_i = np.interp(zz_all, zc_pts, np.r_[19, np.arange(19, -1, -1)].astype(float))
+    rc_z = np.interp(lvl_i, [0, 3, 14, 19], [8.5, 7.5, 8.5, 10.5])
+    ry_z = np.interp(lvl_i, [0, 3, 10, 14, 19], [9, 11, 14, 16, 17])
+    yb_z = spine_y(np.clip(zz_all, zc_pts[0], zc_pts[-1]))
+    y_lam = yb_z + ry_z + 2 * rc_z + 4
+    y_back = G.back_in
+    ax_z = np.interp(lvl_i, [0, 3, 10, 15, 19], [18, 20, 22, 28, 30]) * ws
+    ay_z = np.maximum(8.0, (y_back - y_lam) / 2 + 3)
+    cy_z = (y_lam + y_back) / 2 + 2
+    cx_z = rc_z + 4 + ax_z * 0.85
     for sg in (-1, 1):
-        pts, rads = [], []
-        for n in VERTEBRAE[::2] + ["L5"]:
-            rx, ry, rc = level_rad(n)
-            g = body.at(zmid[n])
-            yy = y_b(zmid[n]) + ry + 2 * rc + 6
-            back = float(g.back_in)
-            pts.append([sg * (rc + 22), (yy + back) / 2 + 2, zmid[n]])
-            rads.append(max(12.0, (back - yy) / 2 + 6))
-        pts.append([sg * 30, y_b(z_s1) + 60, z_s1 - 40])
-        rads.append(18)
-        cv.tube(L["muscle"], pts, rads, over=[L["fat_visceral"]], track=False)
+        m = ((((x3 - sg * cx_z[:, None, None]) / ax_z[:, None, None]) ** 2
+              + ((y3 - cy_z[:, None, None]) / ay_z[:, None, None]) ** 2) <= 1) & ok[:, None, None]
+        m &= lab == L["fat_visceral"]
+        lab[m] = L["muscle"]
 
     # vertebrae, discs, cord
     for n in VERTEBRAE:
@@ -277,7 +286,7 @@ def build_subject(P: SubjectParams):
             zz = zm
             for j, th in enumerate(ths):
                 frac = (th - th0) / (th1 - th0)
-                zz = zm + 7 * np.sin(min(np.pi, 3 * frac * np.pi)) * (frac < 0.33) - drops[n - 1] * sz * frac ** 1.25
+                zz = zm - drops[n - 1] * sz * frac ** 1.1
                 g = body.at(zz)
                 ar = float(g.ai) + 2.5
                 br = float(g.b_in) + 2.5
@@ -356,8 +365,8 @@ def build_subject(P: SubjectParams):
         """Diaphragm (upper surface) height at (x, y)."""
         yr = (y - y_dome) / b_d
         fy = np.where(yr > 0, 95 * yr ** 2, 40 * yr ** 2)
-        zr_ = zdr - 78 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 4 - fy
-        zl_ = zdl - 78 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 4 - fy
+        zr_ = zdr - 75 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
+        zl_ = zdl - 75 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
         return np.maximum(zr_, zl_)
     lm["diaphragm_dome_right"] = np.array([-0.33 * a_d, y_dome, zdr])
     lm["diaphragm_dome_left"] = np.array([0.33 * a_d, y_dome, zdl])
@@ -468,7 +477,8 @@ def build_subject(P: SubjectParams):
         a0, a1 = seg_aorta[name]
         cv.tube(L["fat_visceral"], A_all[a0:a1 + 1], r_all[a0:a1 + 1] + 3, smooth=False,
                 over=[L["lung_left"], L["lung_right"]], track=False)
-        cv.tube(L[name], A_all[a0:a1 + 1], r_all[a0:a1 + 1], smooth=False, notover=spine_labels + [L["oesophagus"]])
+        cv.tube(L[name], A_all[a0:a1 + 1], r_all[a0:a1 + 1], smooth=False,
+                notover=spine_labels + [L["oesophagus"], L["aorta_descending"]])
 
     hrt_over = [L["fat_visceral"], L["lung_left"], L["lung_right"], L["muscle"]]
     # epicardial fat shell then chambers
@@ -535,6 +545,7 @@ def build_subject(P: SubjectParams):
                "lv_apex_epicardial": apex_epi, "lv_centre": H(uc, 0, 0)})
 
     # ascending aorta and arch (after the heart so the root abuts the LVOT)
+    airways = [L["trachea"], L["airway_wall"], L["bronchus_left"], L["bronchus_right"]]
     no_heart = [L["lv_blood"], L["lv_myocardium"], L["rv_blood"], L["la_blood"], L["ra_blood"]]
     for name in ("aorta_ascending", "aorta_arch"):
         a0, a1 = seg_aorta[name]
@@ -542,7 +553,7 @@ def build_subject(P: SubjectParams):
         cv.tube(L["fat_visceral"], A_all[a0:a1 + 1], r_all[a0:a1 + 1] + 3, smooth=False,
                 over=[L["lung_left"], L["lung_right"]], track=False)
         cv.tube(L[name], A_all[a0:a1 + 1], r_all[a0:a1 + 1], smooth=False,
-                notover=no_heart + spine_labels + [L["trachea"], L["airway_wall"], L["oesophagus"]])
+                notover=no_heart + spine_labels + airways + [L["oesophagus"], L["aorta_ascending"], L["aorta_descending"]])
     lm["aortic_arch_top"] = A_all[i_asc + int(np.argmax(A_all[i_asc:i_arch + 1, 2]))]
     lm["aortic_bifurcation"] = A_all[-1]
     lm["aorta_descending_mid"] = A_all[(seg_aorta["aorta_descending"][0] + seg_aorta["aorta_descending"][1]) // 2]
@@ -551,7 +562,8 @@ def build_subject(P: SubjectParams):
     # pulmonary trunk and branches
     pa_bif = np.array([6.0, (pv[1] + y_car) / 2 + 4, z_car - 12 * sz])
     pa_pts = [pv, pv + np.array([4, 8, 10]) * hs, pa_bif]
-    vess_over = [L["fat_visceral"], L["lung_left"], L["lung_right"], L["muscle"], L["heart_wall"]]
+    vess_over = [L["fat_visceral"], L["lung_left"], L["lung_right"], L["muscle"], L["heart_wall"],
+                 L["lung_vessels_left"], L["lung_vessels_right"]]
     cv.tube(L["fat_visceral"], pa_pts, 16 * hs, over=[L["lung_left"], L["lung_right"]], track=False)
     cv.tube(L["pulmonary_artery"], pa_pts, 13 * hs, over=vess_over)
     rpa = [pa_bif, pa_bif + [-30, 10, -2], lm["bronchus_right_end"] + [-4, -14, 18]]
@@ -678,9 +690,9 @@ def build_subject(P: SubjectParams):
     g_l = body.at(zdr - 60)
     ai_l, bin_l, ycin_l, fin_l = float(g_l.ai), float(g_l.b_in), float(g_l.yc_in), float(g_l.front_in)
     rl_c = np.array([-0.42 * ai_l, ycin_l + 0.02 * bin_l, zdr - 68 * ls * sz])
-    rl_a = np.array([0.62 * ai_l, 0.92 * bin_l, 100 * ls * sz])
-    ll_c = np.array([0.12 * ai_l, fin_l + 0.38 * bin_l, zdr - 40 * sz])
-    ll_a = np.array([0.5 * ai_l, 0.4 * bin_l, 42 * ls * sz])
+    rl_a = np.array([0.56 * ai_l, 0.86 * bin_l, 92 * ls * sz])
+    ll_c = np.array([0.02 * ai_l, fin_l + 0.36 * bin_l, zdr - 40 * sz])
+    ll_a = np.array([0.42 * ai_l, 0.36 * bin_l, 38 * ls * sz])
     R_ll = rot_zyx(np.deg2rad(-12), 0, 0)
     R_rl = rot_zyx(0, np.deg2rad(-10), 0)
     abd_block = spine_labels + kidney_labels + [L["aorta_abdominal"], L["aorta_descending"], L["oesophagus"], L["ivc"]]
@@ -750,7 +762,7 @@ def build_subject(P: SubjectParams):
     g_cr = body.at(z_crest)
     # sacrum: tapered, tilted slab
     z_cox = z_sym - 20 * sz
-    y_sac_top = y_b(z_s1) + 6
+    y_sac_top = y_b(z_s1) + 16
     y_sac_bot = float(body.at(z_cox).back_in) - 14
     ks = cv.box([-60, oy, z_cox], [60, 0, z_s1])
     for k in range(ks[0].start, ks[0].stop):
@@ -828,18 +840,18 @@ def build_subject(P: SubjectParams):
     _gut(cv, L["colon"], col_pts, col_r, wall=3.0, content=L["bowel_content"], gas_frac=0.45, over=gut_over)
     lm["caecum"] = np.array(col_pts[0])
     # small bowel: a seeded serpentine filling the mid and lower abdomen
-    zs_rows = np.linspace(zmid["L2"] - 6 * sz, z_s1 - 34 * sz, 6)
+    zs_rows = np.linspace(zmid["L2"] - 6 * sz, z_s1 - 40 * sz, 8)
     sb = []
     for r_i, zz in enumerate(zs_rows):
         g_r = body.at(zz)
         ai_r, fin_r = float(g_r.ai), float(g_r.front_in)
-        for layer in (0, 1):
-            yy = fin_r + (22 if layer == 0 else 54) + rng.uniform(-4, 4)
-            xs_ = np.linspace(-0.45 * ai_r, 0.45 * ai_r, 5)
-            if (2 * r_i + layer) % 2:
+        for layer in (0, 1, 2):
+            yy = fin_r + 20 + 28 * layer + rng.uniform(-4, 4)
+            xs_ = np.linspace(-0.5 * ai_r, 0.5 * ai_r, 6)
+            if (3 * r_i + layer) % 2:
                 xs_ = xs_[::-1]
             for xx in xs_:
-                sb.append([xx + rng.uniform(-6, 6), yy + rng.uniform(-5, 5), zz + layer * 10 + rng.uniform(-5, 5)])
+                sb.append([xx + rng.uniform(-6, 6), yy + rng.uniform(-5, 5), zz + layer * 8 + rng.uniform(-5, 5)])
     sb.append(col_pts[0])
     _gut(cv, L["small_bowel"], sb, 12.5, wall=2.5, content=L["small_bowel"], gas_frac=0.15, over=gut_over, step=4.0)
 
@@ -868,7 +880,15 @@ def build_subject(P: SubjectParams):
              "axes": "LPS: +x patient left, +y posterior, +z superior (head)",
              "x0": "body left-right midline", "y0": "table top (supine: back on y = 0, body at y < 0)",
              "z0": "jugular (sternal) notch"}
-    stats = {"build_s": time.perf_counter() - t0, "primitive_count": {int(k): v for k, v in cv.primitive_count.items()}}
+    organ_ret = {}
+    flat = cv.labels.ravel()
+    for organ in RETENTION_ORGANS:
+        ids = [L[n] for n in ORGANS[organ]]
+        idx = np.unique(np.concatenate([cv.painted_indices(i) for i in ids]))
+        if idx.size:
+            organ_ret[organ] = float(np.isin(flat[idx], ids).mean())
+    stats = {"build_s": time.perf_counter() - t0, "primitive_count": {int(k): v for k, v in cv.primitive_count.items()},
+             "organ_retention": organ_ret}
     return cv.labels, frame, ORC, stats
 
 

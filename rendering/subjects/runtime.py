@@ -138,6 +138,7 @@ def build_procedural(subject_id: str, force: bool = False) -> Path:
                    "capabilities": {"all": True, "missing": []},
                    "stats": {"build_s": round(stats["build_s"], 3),
                              "retention": {names[k]: round(v, 4) for k, v in ret.items()},
+                             "organ_retention": {k: round(v, 4) for k, v in stats["organ_retention"].items()},
                              "painted_primitive_voxels": {names[k]: v for k, v in stats["primitive_count"].items()}},
                    "notes": orc["notes"]}
     arrays = {k: v for k, v in prof.items()}
