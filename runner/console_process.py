@@ -21,7 +21,8 @@ class ConsoleProcess:
     """`python -m consoles.<modality>` under a display, driven over its control socket."""
 
     def __init__(self, display: VirtualDisplay, modality: str, task: str, subject: str, seed: int,
-                 log_path: Path | None = None, extra_env: dict[str, str] | None = None) -> None:
+                 log_path: Path | None = None, extra_env: dict[str, str] | None = None,
+                 timeout_s: float | None = None) -> None:
         self.display = display
         self.modality, self.task, self.subject, self.seed = modality, task, subject, seed
         self._tmp = tempfile.mkdtemp(prefix="medimageos-ctl-")
@@ -29,7 +30,7 @@ class ConsoleProcess:
         self.log_path = log_path
         self.extra_env = extra_env or {}
         self.proc: subprocess.Popen | None = None
-        self.client = ControlClient(self.socket_path, REQUEST_TIMEOUT_S)
+        self.client = ControlClient(self.socket_path, timeout_s or REQUEST_TIMEOUT_S)
         self.hello: dict[str, Any] = {}
 
     def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, Any]:

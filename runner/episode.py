@@ -44,7 +44,7 @@ class ConsoleControlView:
 
 def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDisplay, *,
                 coord_scale: str = "pixels", console_env: dict[str, str] | None = None,
-                png_compress_level: int = 3) -> Verdict:
+                png_compress_level: int = 3, control_timeout_s: float | None = None) -> Verdict:
     """Run (or skip, if already finished) one episode and return its verdict."""
     card = spec.card
     final_dir = results.episode_dir(out_root, agent.name, card.id, spec.subject, spec.seed)
@@ -55,7 +55,8 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
     w, h = card.observation.width, card.observation.height
     receipts = results.ReceiptWriter(work / "receipts.jsonl")
     console = ConsoleProcess(display, card.modality, str(card.path), spec.subject, spec.seed,
-                             log_path=work / "console.log", extra_env=console_env)
+                             log_path=work / "console.log", extra_env=console_env,
+                             timeout_s=control_timeout_s)
     history: list[StepRecord] = []
     steps = rejected = 0
     termination, fault = "budget", ""

@@ -1,11 +1,13 @@
 """CT console model: all state and simulator logic, serializable, no Qt.
 
 Coordinates: the console works in table millimetres. Table z = subject z - laser_z + shift,
-where laser_z is where the positioning laser landed on the subject (a fixed offset below the
-top of the scanned volume, like a jugular-notch laser) and `shift` is the seeded positioning
-error. Start is the superior (top) edge of the range, End the inferior edge (start > end).
-Table height H (mm) sets the gantry isocentre in subject y: y_iso = y_iso0 + (H - H0); raising
-the table lifts the patient (anterior = -y), so the isocentre moves posterior relative to them.
+where laser_z is where the positioning laser was set on the subject (the jugular notch, subject
+z = 0) and `shift` is the seeded positioning error. Start is the superior (top) edge of the
+range, End the inferior edge (start > end).
+Table height H (mm) sets where the gantry isocentre lies in the subject: the subject frame has
+y = 0 at the table top and the body at y < 0, the isocentre is ISO_HEIGHT_MM above the lowest
+table position, so y_iso = H - ISO_HEIGHT_MM. Raising the table lifts the patient, moving the
+isocentre toward the table top (posterior). The seeded offset perturbs the initial height.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ RECON_SECONDS = 2.0
 MIN_RANGE_MM = 10.0
 TABLE_HEIGHT_LIMITS = (60.0, 260.0)
 NOMINAL_TABLE_HEIGHT = 160.0
-LASER_BELOW_TOP_MM = 120.0
+ISO_HEIGHT_MM = 270.0  # isocentre above the lowest table position: y_iso = H - 270
 
 
 class ConsoleActionError(ValueError):
@@ -72,9 +74,9 @@ class CTModel:
         lo, hi = perturbations.get("patient_shift_mm", [0.0, 0.0])
         self.patient_shift_mm = round(float(rng.uniform(lo, hi)), 1)
         lo, hi = perturbations.get("table_height_offset_mm", [0.0, 0.0])
-        self.iso_offset_mm = round(float(rng.uniform(lo, hi)), 1)
+        self.table_height_offset_mm = round(float(rng.uniform(lo, hi)), 1)
         self.t = 0.0
-        self.laser_z = float(subject.world_z()[-1]) - LASER_BELOW_TOP_MM
+        self.laser_z = 0.0  # the laser is set at the jugular notch, subject z = 0
         self.protocol: Protocol | None = None
         self.selected_protocol: str | None = None
         self.scout_status = "none"  # none | acquiring | done
@@ -83,8 +85,7 @@ class CTModel:
         self.dw_mm: np.ndarray | None = None
         self.start_mm = 0.0
         self.end_mm = 0.0
-        self.h0 = NOMINAL_TABLE_HEIGHT
-        self.table_height_mm = NOMINAL_TABLE_HEIGHT
+        self.table_height_mm = round(NOMINAL_TABLE_HEIGHT + self.table_height_offset_mm, 1)
         self.kv, self.mas, self.pitch = 120.0, 100.0, 1.0
         self.rotation_s, self.collimation_mm, self.slice_mm, self.fov_mm = 0.5, 40.0, 5.0, 400.0
         self.confirmed = False
@@ -109,7 +110,11 @@ class CTModel:
 
     def y_iso_subject(self, height: float | None = None) -> float:
         h = self.table_height_mm if height is None else height
-        return self.iso_offset_mm + (h - self.h0)
+        return h - ISO_HEIGHT_MM
+
+    @staticmethod
+    def table_height_for(y_iso: float) -> float:
+        return y_iso + ISO_HEIGHT_MM
 
     def table_limits(self) -> tuple[float, float]:
         """(top, bottom) of the scannable table range (the subject volume) in table mm."""
@@ -369,9 +374,9 @@ class CTModel:
             "protocol": self.protocol.id if self.protocol else None,
             "selected_protocol": self.selected_protocol,
             "frame": {"laser_z_subject_mm": round(self.laser_z, 3), "patient_shift_mm": self.patient_shift_mm,
-                      "iso_offset_mm": self.iso_offset_mm, "h0_mm": self.h0,
+                      "table_height_offset_mm": self.table_height_offset_mm, "iso_height_mm": ISO_HEIGHT_MM,
                       "table_z_equals": "subject_z - laser_z_subject_mm + patient_shift_mm",
-                      "y_iso_equals": "iso_offset_mm + (table_height_mm - h0_mm)"},
+                      "y_iso_equals": "table_height_mm - iso_height_mm"},
             "scout": {"status": self.scout_status, "views": sorted(self.scouts)},
             "plan": {"start_mm": self.start_mm, "end_mm": self.end_mm,
                      "length_mm": round(self.start_mm - self.end_mm, 1),

@@ -10,6 +10,7 @@ from consoles.common import overlays as ov
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import STYLESHEET, button, group, number_field, set_quietly
 from consoles.ct.model import ConsoleActionError, CTModel
+from consoles.ct.protocols import get_protocol
 
 EDGE_GRAB_PX = 10
 WL_PRESETS = (("Lung", 1500, -600), ("Mediast.", 400, 40), ("Abdomen", 350, 50), ("Bone", 2000, 400))
@@ -193,6 +194,7 @@ class CTConsoleView:
         self.series_list = self._name("series_list", QtWidgets.QListWidget())
         self.series_list.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         self.series_list.setFixedHeight(150)
+        self.series_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         gl.addWidget(self.series_list)
         self.open_btn = self._name("open_recon", button(
             "Open recon", "open_recon", lambda: self._do(self._open_selected), primary=True))
@@ -251,8 +253,8 @@ class CTConsoleView:
         if what in ("init", "series"):
             self.series_list.clear()
             for s in m.series:
-                self.series_list.addItem(
-                    f"#{s.uid} {s.protocol}  {s.start_mm:.0f} to {s.end_mm:.0f} mm")
+                self.series_list.addItem(f"#{s.uid} {get_protocol(s.protocol).name}\n"
+                                         f"    {s.start_mm:.0f} to {s.end_mm:.0f} mm, {s.n_images} img")
         if what in ("init", "recon", "recon_slice", "series"):
             self._show_recon()
         self._refresh_panel()
@@ -296,7 +298,10 @@ class CTConsoleView:
         self.dose_label.setText(f"CTDIvol {d.ctdi_vol_mgy:.2f} mGy   DLP {d.dlp_mgycm:.0f} mGy·cm\n"
                                 f"Effective dose {d.effective_msv:.2f} mSv")
         self.progress.setValue(int(round(1000 * m.scan_progress())))
-        self.progress.setFormat(f"{100 * m.scan_progress():.0f} %")
+        if m.scan_status == "idle":
+            self.progress.setFormat(f"Series {len(m.series)} complete" if m.series else "No scan yet")
+        else:
+            self.progress.setFormat(f"{m.scan_status.capitalize()} {100 * m.scan_progress():.0f} %")
 
     # ---- scouts and planning graphics -------------------------------------------------------
     def _show_scouts(self) -> None:
@@ -344,8 +349,8 @@ class CTConsoleView:
                     yi = m.y_iso_subject()
                     o.add(ov.Line("iso_line", yi, bottom, yi, top, ov.CYAN, 2.0, dashed=True))
                     o.add(ov.Handle("iso_handle", yi, (top + bottom) / 2, ov.CYAN, 14))
-                    o.add(ov.Label("iso_label", yi + 6, (top + bottom) / 2 + 24 / vp.pixels_per_mm(),
-                                   f"Isocentre  H {m.table_height_mm:.1f}", ov.CYAN, 13))
+                    o.add(ov.Label("iso_label", yi - 6, (top + bottom) / 2 + 24 / vp.pixels_per_mm(),
+                                   f"Isocentre  H {m.table_height_mm:.1f}", ov.CYAN, 13, "right"))
             w, h = vp.width(), vp.height()
             if view == "ap":
                 o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
@@ -389,7 +394,7 @@ class CTConsoleView:
         if kind == "press" and button == QtCore.Qt.MouseButton.LeftButton:
             self._drag = "iso" if abs(u - m.y_iso_subject()) * k <= EDGE_GRAB_PX else None
         elif kind in ("move", "release") and self._drag == "iso":
-            self._do(m.set_table_height, m.h0 + (u - m.iso_offset_mm))
+            self._do(m.set_table_height, m.table_height_for(u))
             if kind == "release":
                 self._drag = None
 
