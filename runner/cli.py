@@ -135,6 +135,12 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_demo(args) -> int:
+    from runner.demo import main as demo_main
+
+    return demo_main(Path(args.out), tasks=args.tasks, subject=args.subject, seed=args.seed)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="medimageos", description="MedImageOSWorld: GUI agents on simulated "
                                  "CT, MR and ultrasound acquisition consoles.")
@@ -190,6 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out")
     s.add_argument("--rescore", action="store_true", help="recompute every verdict from state.json")
     s.set_defaults(fn=cmd_score)
+
+    d = sub.add_parser("demo", help="reference + no-op agents on the development subject; task media and report")
+    d.add_argument("--out", default="results/demo")
+    d.add_argument("--tasks", default="all")
+    d.add_argument("--subject", default="dev")
+    d.add_argument("--seed", type=int, default=0)
+    d.set_defaults(fn=cmd_demo)
 
     rp = sub.add_parser("report", help="write report.md / report.html for a results folder")
     rp.add_argument("dir")
