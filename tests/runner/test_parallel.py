@@ -1,0 +1,230 @@
+"""Parallel runs: 1 worker vs 2 workers vs Ray give identical verdicts; hung/dead workers are
+killed (with their Xvfb and console) and their episode retried; INVALID is retried then kept."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from runner.agents import make_agent
+from runner.agents.base import AgentFault
+from runner.parallel import RetryBook, _ours, descendants, pid_alive, run_parallel
+from runner.run import Progress
+from runner.taskcard import TaskCard
+
+TASK = "ct_ui_smoke_routine"
+KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details", "sim_seconds")
+
+
+# ---- no display needed -----------------------------------------------------------------------
+
+def _card() -> TaskCard:
+    return TaskCard.model_validate({"id": "t_par", "version": "1", "modality": "ct", "level": 2,
+                                    "title": "t", "goal": "Parallel test goal text.",
+                                    "budgets": {"max_steps": 5}, "oracle": "x"})
+
+
+def _v(spec, outcome: str):
+    from runner.parallel import fault_verdict
+
+    v = fault_verdict(spec, "a", "x")
+    return v.model_copy(update={"outcome": outcome, "termination": "done"})
+
+
+def test_retry_book_requeues_invalid_then_keeps_it_and_records_crashes(tmp_path):
+    from runner.episode import EpisodeSpec
+    from runner.results import episode_dir, is_finished
+
+    specs = [EpisodeSpec(_card(), "dev", k) for k in range(3)]
+    done = episode_dir(tmp_path, "a", "t_par", "dev", 2)
+    done.mkdir(parents=True)
+    (done / "verdict.json").write_text(_v(specs[2], "PASS").model_dump_json())
+    book = RetryBook(specs, tmp_path, "a", max_invalid_retries=1, max_crash_retries=1,
+                     progress=Progress(3, out=open(os.devnull, "w")))
+    assert list(book.queue) == [0, 1] and book.verdicts[2].outcome == "PASS"  # finished: skipped
+    book.queue.clear()
+    invalid_dir = episode_dir(tmp_path, "a", "t_par", "dev", 0)
+    invalid_dir.mkdir(parents=True)
+    (invalid_dir / "verdict.json").write_text("{}")
+    book.finished(0, _v(specs[0], "INVALID"))
+    assert list(book.queue) == [0] and not invalid_dir.exists()  # the INVALID folder went first
+    book.queue.clear()
+    book.finished(0, _v(specs[0], "INVALID"))
+    assert book.verdicts[0].outcome == "INVALID" and not book.queue  # out of retries: kept
+    book.crashed(1, "boom")
+    assert list(book.queue) == [1]
+    book.queue.clear()
+    book.crashed(1, "boom again")
+    assert book.verdicts[1].outcome == "INVALID" and "boom again" in book.verdicts[1].reason
+    assert is_finished(episode_dir(tmp_path, "a", "t_par", "dev", 1))
+    assert not book.pending()
+
+
+# ---- fault-injection agents (picklable: module level, state in marker files) ----------------
+
+class FlakyAgent:
+    """Says done after two waits, except on the first attempt of some seeds: hang, die or fault."""
+
+    name = "flaky"
+
+    def __init__(self, markers: str, plan: dict[int, str]) -> None:
+        self.markers, self.plan = Path(markers), plan
+
+    def reset(self, card, subject, seed) -> None:
+        self.seed = seed
+        mode = self.plan.get(seed, "ok")
+        self.mode = "ok"
+        attempt = self.markers / f"seed{seed}.attempt{len(list(self.markers.glob(f'seed{seed}.attempt*')))}"
+        attempt.touch()
+        if mode == "always_fault" or (mode != "ok" and attempt.name.endswith("attempt0")):
+            self.mode = mode
+
+    def act(self, obs) -> str:
+        if obs.step == 1:
+            if self.mode == "hang":
+                threading.Event().wait()  # never returns: the watchdog must kill us
+            if self.mode == "die":
+                os._exit(7)
+            if self.mode in ("fault", "always_fault"):
+                raise AgentFault("injected fault")
+        if obs.step >= 2:
+            return json.dumps({"action": "done"})
+        return json.dumps({"action": "wait", "seconds": 1})
+
+
+def attempts(markers: Path, seed: int) -> int:
+    return len(list(markers.glob(f"seed{seed}.attempt*")))
+
+
+class ProcessWatcher:
+    """Samples our descendants in the background: every Xvfb/console pid we ever started."""
+
+    def __init__(self, root_pid: int | None = None) -> None:
+        self.root = root_pid or os.getpid()
+        self.seen: set[int] = set()
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.seen |= {p for p in descendants(self.root) if _ours(p)}
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> "ProcessWatcher":
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
+
+    def leftovers(self, timeout_s: float = 20.0) -> list[int]:
+        """Pids still alive once `timeout_s` has passed (returns as soon as none are)."""
+        ev = threading.Event()
+        for _ in range(int(timeout_s / 0.1)):
+            alive = [p for p in self.seen if pid_alive(p) and _ours(p)]
+            if not alive:
+                return []
+            ev.wait(0.1)
+        return alive
+
+
+def _console_or_skip() -> None:
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed")
+    try:
+        from rendering.subjects import load_runtime
+
+        load_runtime("dev")
+    except Exception as exc:  # noqa: BLE001 - the development subject may not be built yet
+        pytest.skip(f"development subject not available: {exc!r}")
+
+
+def _specs(seeds):
+    from runner.episode import EpisodeSpec
+    from runner.taskcard import load_card
+
+    return [EpisodeSpec(load_card(TASK), "dev", k) for k in seeds]
+
+
+def _tree_ok(out: Path) -> None:
+    """Every episode folder has exactly one complete verdict; no temp or partial files left."""
+    assert not list(out.rglob("*.tmp-*")), list(out.rglob("*.tmp-*"))
+    assert not list(out.rglob("*.part"))
+    for seed_dir in out.glob("*/*/*/seed*"):
+        assert (seed_dir / "verdict.json").is_file(), seed_dir
+
+
+# ---- on the real console ---------------------------------------------------------------------
+
+@pytest.mark.display
+def test_one_worker_two_workers_and_ray_give_identical_verdicts(tmp_path):
+    _console_or_skip()
+    from runner.ray_backend import run_ray
+    from runner.run import run_sequential
+
+    specs = _specs([0, 1])
+    factory = functools.partial(make_agent, "reference")
+    quiet = open(os.devnull, "w")
+    with ProcessWatcher() as watch:
+        one = run_sequential(specs, factory, tmp_path / "one", "reference")
+        two = run_parallel(specs, factory, tmp_path / "two", "reference", workers=2,
+                           progress=Progress(2, out=quiet))
+        import ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            on_ray = run_ray(specs, factory, tmp_path / "ray", "reference", workers=2,
+                             progress=Progress(2, out=quiet))
+        finally:
+            ray.shutdown()
+    assert [v.outcome for v in one] == ["PASS", "PASS"], [v.reason for v in one]
+    for other in (two, on_ray):
+        assert [{k: v.model_dump()[k] for k in KEYS} for v in other] == \
+               [{k: v.model_dump()[k] for k in KEYS} for v in one]
+    for name in ("two", "ray"):
+        _tree_ok(tmp_path / name)
+        for k in (0, 1):
+            rel = Path("reference") / TASK / "dev" / f"seed{k}"
+            for f in ("final.png", "state.json"):
+                assert (tmp_path / name / rel / f).read_bytes() == (tmp_path / "one" / rel / f).read_bytes()
+    assert watch.leftovers() == []
+
+
+@pytest.mark.display
+def test_hung_and_dead_workers_are_killed_and_their_episodes_retried(tmp_path):
+    _console_or_skip()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    factory = functools.partial(FlakyAgent, str(markers), {0: "hang", 1: "die"})
+    with ProcessWatcher() as watch:
+        vs = run_parallel(_specs([0, 1]), factory, tmp_path / "out", "flaky", workers=2,
+                          episode_timeout_s=25, progress=Progress(2, out=open(os.devnull, "w")))
+    assert [v.termination for v in vs] == ["done", "done"], [v.reason for v in vs]
+    assert all(v.outcome != "INVALID" for v in vs)
+    assert attempts(markers, 0) == 2 and attempts(markers, 1) == 2
+    _tree_ok(tmp_path / "out")
+    assert len(list((tmp_path / "out").glob("*/*/*/seed*"))) == 2
+    assert len(watch.seen) >= 6  # 2 first displays + 2 replacement displays + >= 2 consoles each
+    assert watch.leftovers() == []
+
+
+@pytest.mark.display
+def test_invalid_episodes_are_retried_then_recorded_invalid(tmp_path):
+    _console_or_skip()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    factory = functools.partial(FlakyAgent, str(markers), {0: "fault", 1: "always_fault"})
+    with ProcessWatcher() as watch:
+        vs = run_parallel(_specs([0, 1]), factory, tmp_path / "out", "flaky", workers=2,
+                          max_invalid_retries=1, progress=Progress(2, out=open(os.devnull, "w")))
+    assert vs[0].outcome != "INVALID" and vs[0].termination == "done"
+    assert vs[1].outcome == "INVALID" and "injected fault" in vs[1].reason
+    assert attempts(markers, 0) == 2 and attempts(markers, 1) == 2
+    _tree_ok(tmp_path / "out")
+    assert watch.leftovers() == []
