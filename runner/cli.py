@@ -217,7 +217,14 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # run finally/atexit cleanups: displays and consoles go down
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args) or 0)
