@@ -73,6 +73,9 @@ VERTEBRA_LABEL0 = 60
 LABEL_NAMES: dict[int, str] = {i: n for i, n in enumerate(_BASE)}
 for _i, _v in enumerate(VERTEBRAE):
     LABEL_NAMES[VERTEBRA_LABEL0 + _i] = f"vertebra_{_v}"
+# labels used by imported label maps (procedural subjects do not paint them)
+for _i, _n in enumerate(["bone_other", "heart_whole", "aorta_unsplit", "adrenal", "thyroid"]):
+    LABEL_NAMES[80 + _i] = _n
 N_LABELS = max(LABEL_NAMES) + 1
 L: dict[str, int] = {n: i for i, n in LABEL_NAMES.items()}   # name -> value
 
@@ -94,14 +97,14 @@ ORGANS: dict[str, list[str]] = {
     "trachea": ["trachea"],
     "bronchi": ["bronchus_left", "bronchus_right"],
     "airways": ["trachea", "bronchus_left", "bronchus_right"],
-    "heart": ["lv_blood", "lv_myocardium", "rv_blood", "la_blood", "ra_blood", "heart_wall"],
+    "heart": ["lv_blood", "lv_myocardium", "rv_blood", "la_blood", "ra_blood", "heart_wall", "heart_whole"],
     "lv": ["lv_blood", "lv_myocardium"],
     "lv_blood": ["lv_blood"],
     "lv_myocardium": ["lv_myocardium"],
     "rv": ["rv_blood"],
     "la": ["la_blood"],
     "ra": ["ra_blood"],
-    "aorta": ["aorta_ascending", "aorta_arch", "aorta_descending", "aorta_abdominal"],
+    "aorta": ["aorta_ascending", "aorta_arch", "aorta_descending", "aorta_abdominal", "aorta_unsplit"],
     "aorta_ascending": ["aorta_ascending"],
     "aorta_arch": ["aorta_arch"],
     "aorta_descending": ["aorta_descending"],
@@ -135,7 +138,7 @@ ORGANS: dict[str, list[str]] = {
     "sacrum": ["sacrum"],
     "femurs": ["femur"],
     "spine": [f"vertebra_{v}" for v in VERTEBRAE],
-    "bones": ["rib", "costal_cartilage", "sternum", "clavicle", "pelvis", "sacrum", "femur"]
+    "bones": ["rib", "costal_cartilage", "sternum", "clavicle", "pelvis", "sacrum", "femur", "bone_other"]
              + [f"vertebra_{v}" for v in VERTEBRAE],
 }
 for _v in VERTEBRAE:

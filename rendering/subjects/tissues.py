@@ -104,6 +104,8 @@ _LABEL_TISSUE: dict[str, tuple[str, dict]] = {
     "kidney_right_sinus": ("k_sinus", {}),
     "ureter_left": ("urine", {"ct_hu": 20}), "ureter_right": ("urine", {"ct_hu": 20}),
     "bladder": ("urine", {}), "breast": ("gland", {}), "soft_tissue": ("gland", {"ct_hu": 35}),
+    "bone_other": ("bone", {}), "heart_whole": ("blood", {"ct_hu": 42, "hu_enhancement_max": 220}),
+    "aorta_unsplit": ("blood", {}), "adrenal": ("gland", {"ct_hu": 30}), "thyroid": ("gland", {"ct_hu": 90}),
 }
 
 
