@@ -1,0 +1,143 @@
+"""Crash-safe resume: `medimageos run` SIGKILLed mid-run (its whole process group), then started
+again, ends every episode exactly once with the verdicts of an uninterrupted run, and leaves no
+Xvfb or console behind."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from runner.parallel import _ours, descendants, pid_alive
+
+TASK = "ct_ui_smoke_routine"
+SEEDS = [0, 1, 2]
+KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details")
+pytestmark = pytest.mark.display
+
+
+def _console_or_skip() -> None:
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed")
+    try:
+        from rendering.subjects import load_runtime
+
+        load_runtime("dev")
+    except Exception as exc:  # noqa: BLE001 - the development subject may not be built yet
+        pytest.skip(f"development subject not available: {exc!r}")
+
+
+def _cli() -> list[str]:
+    exe = Path(sys.executable).with_name("medimageos")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "runner.cli"]
+
+
+def _start(out: Path, *extra: str) -> subprocess.Popen:
+    cmd = _cli() + ["run", "--agent", "noop", "--tasks", TASK, "--subjects", "dev",
+                    "--seeds", ",".join(map(str, SEEDS)), "--out", str(out), *extra]
+    # Own session: its process group is the runner and its workers (Xvfb and consoles make
+    # their own sessions and must die by PR_SET_PDEATHSIG when their parent is killed).
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+class Watch:
+    """Collects every Xvfb/console pid below `root` while the run is alive."""
+
+    def __init__(self, root: int) -> None:
+        self.root, self.seen = root, set()
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            self.seen |= {p for p in descendants(self.root) if _ours(p)}
+            self.stop.wait(0.05)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.t.join()
+
+    def wait_gone(self, timeout_s: float = 20.0) -> list[int]:
+        ev = threading.Event()
+        alive: list[int] = []
+        for _ in range(int(timeout_s / 0.1)):
+            alive = [p for p in self.seen if pid_alive(p) and _ours(p)]
+            if not alive:
+                break
+            ev.wait(0.1)
+        return alive
+
+
+def _verdicts(out: Path) -> dict[int, dict]:
+    base = out / "noop" / TASK / "dev"
+    return {k: json.loads((base / f"seed{k}" / "verdict.json").read_text())
+            for k in SEEDS if (base / f"seed{k}" / "verdict.json").is_file()}
+
+
+def _wait_for(cond, proc: subprocess.Popen, timeout_s: float) -> bool:
+    ev = threading.Event()
+    for _ in range(int(timeout_s / 0.02)):
+        if cond():
+            return True
+        if proc.poll() is not None:
+            return cond()
+        ev.wait(0.02)
+    return False
+
+
+def test_sigkill_mid_run_then_resume_ends_every_episode_once_with_identical_verdicts(tmp_path):
+    _console_or_skip()
+    # the uninterrupted reference run: one worker, in-process (the sequential path)
+    ref = subprocess.run(_cli() + ["run", "--agent", "noop", "--tasks", TASK, "--subjects", "dev",
+                                   "--seeds", ",".join(map(str, SEEDS)), "--out", str(tmp_path / "clean"),
+                                   "--workers", "1", "--max-invalid-retries", "0"],
+                         capture_output=True, text=True, timeout=600)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    clean = _verdicts(tmp_path / "clean")
+    assert sorted(clean) == SEEDS and all(v["outcome"] != "INVALID" for v in clean.values()), clean
+
+    out = tmp_path / "crashy"
+    proc = _start(out, "--workers", "2")
+    watch = Watch(proc.pid)
+    try:
+        hit = _wait_for(lambda: len(_verdicts(out)) >= 1, proc, timeout_s=300)
+        assert hit and proc.poll() is None, "run ended before it could be interrupted"
+        os.killpg(proc.pid, signal.SIGKILL)  # kill -9 of the runner's process group
+        proc.wait(timeout=30)
+    finally:
+        watch.close()
+    assert watch.seen, "never saw the run's Xvfb/console processes"
+    assert watch.wait_gone() == [], "Xvfb/console processes survived the SIGKILL"
+    before = _verdicts(out)
+    assert 1 <= len(before) < len(SEEDS)
+    # a final folder is complete or absent: every seed<k> folder has its verdict
+    for d in (out / "noop" / TASK / "dev").glob("seed[0-9]"):
+        assert (d / "verdict.json").is_file(), f"partial episode folder {d}"
+    inodes = {k: os.stat(out / "noop" / TASK / "dev" / f"seed{k}" / "verdict.json").st_ino for k in before}
+
+    proc = _start(out, "--workers", "2")
+    watch = Watch(proc.pid)
+    try:
+        assert proc.wait(timeout=600) == 0
+    finally:
+        watch.close()
+    assert watch.wait_gone() == []
+
+    after = _verdicts(out)
+    assert sorted(after) == SEEDS
+    for k in before:  # finished episodes were skipped, not redone
+        assert os.stat(out / "noop" / TASK / "dev" / f"seed{k}" / "verdict.json").st_ino == inodes[k]
+    assert sorted(p.name for p in (out / "noop" / TASK / "dev").iterdir()) == [f"seed{k}" for k in SEEDS]
+    assert not list(out.rglob("*.tmp-*")) and not list(out.rglob("*.part"))
+    for k in SEEDS:
+        ep = out / "noop" / TASK / "dev" / f"seed{k}"
+        lines = (ep / "receipts.jsonl").read_text().splitlines()
+        assert [json.loads(x)["step"] for x in lines] == list(range(after[k]["steps"]))  # no duplicates
+        assert {x: after[k][x] for x in KEYS} == {x: clean[k][x] for x in KEYS}, f"seed{k}"
