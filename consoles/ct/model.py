@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from consoles.ct.protocols import PROTOCOLS, Protocol, get_protocol
-from rendering import ct_physics
+from rendering import ct_contrast, ct_physics
 from rendering.seeding import seeded_rng as episode_rng
 
 SCOUT_SECONDS = 4.0
@@ -26,6 +26,16 @@ MIN_RANGE_MM = 10.0
 TABLE_HEIGHT_LIMITS = (60.0, 260.0)
 NOMINAL_TABLE_HEIGHT = 160.0
 ISO_HEIGHT_MM = 270.0  # isocentre above the lowest table position: y_iso = H - 270
+# Bolus tracking: low-dose monitoring images start MONITOR_DELAY_S after the injection, one every
+# MONITOR_INTERVAL_S, until the ROI mean reaches the threshold (then the scan starts after the
+# post-trigger delay) or MONITOR_TIMEOUT_S passes.
+MONITOR_DELAY_S = 8.0
+MONITOR_INTERVAL_S = 1.0
+MONITOR_TIMEOUT_S = 60.0
+MONITOR_NOISE_HU = 18.0
+ROI_RADIUS_MM = 5.0
+DEFAULT_THRESHOLD_HU = 150.0
+DEFAULT_TRIGGER_DELAY_S = 6.0
 
 
 class ConsoleActionError(ValueError):
@@ -53,6 +63,10 @@ class Series:
     effective_msv: float
     n_images: int
     noise_hu: float
+    prior: bool = False  # acquired before this session (exam history), not by the user
+    t_injection: float | None = None
+    arterial_hu_start: float | None = None  # aortic blood HU when the first / last image was acquired
+    arterial_hu_end: float | None = None
     images: np.ndarray | None = field(default=None, repr=False)  # (n, ny, nx) HU, top slice first
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,6 +89,17 @@ class CTModel:
         self.patient_shift_mm = round(float(rng.uniform(lo, hi)), 1)
         lo, hi = perturbations.get("table_height_offset_mm", [0.0, 0.0])
         self.table_height_offset_mm = round(float(rng.uniform(lo, hi)), 1)
+        if "table_height_offset_abs_mm" in perturbations:  # a clearly wrong start height, either way
+            lo, hi = perturbations["table_height_offset_abs_mm"]
+            self.table_height_offset_mm = round(float(rng.choice([-1.0, 1.0]) * rng.uniform(lo, hi)), 1)
+        lo, hi = perturbations.get("heart_rate_bpm", [70, 70])
+        self.heart_rate_bpm = int(round(rng.uniform(lo, hi)))
+        self.ctdi_limit_mgy: float | None = initial_state.get("ctdi_limit_mgy")
+        if "ctdi_limit_mgy" in perturbations:
+            lo, hi = perturbations["ctdi_limit_mgy"]
+            self.ctdi_limit_mgy = round(float(rng.uniform(lo, hi)) * 2) / 2  # whole half-mGy, as a policy states
+        self.contrast = ct_contrast.contrast_params(subject.id, seed, self.heart_rate_bpm)
+        self.t_injection: float | None = None
         self.t = 0.0
         self.laser_z = 0.0  # the laser is set at the jugular notch, subject z = 0
         self.protocol: Protocol | None = None
@@ -97,9 +122,48 @@ class CTModel:
         self.events: list[dict[str, Any]] = []
         self.message = "Select a protocol and press Load protocol."
         self._hu_lut = subject.ct_hu_lut().astype(np.float32)
+        self._enh_lut = subject.hu_enhancement_lut().astype(np.float32)
+        self._comp_lut = subject.ct_compartment_lut().astype(np.int64)
         self._mu: np.ndarray | None = None
+        self.bolus = {"status": "off", "monitor_z_mm": None, "roi": None, "roi_radius_mm": ROI_RADIUS_MM,
+                      "threshold_hu": DEFAULT_THRESHOLD_HU, "delay_s": DEFAULT_TRIGGER_DELAY_S,
+                      "samples": [], "t_trigger": None, "t_scan": None, "next_sample_t": None}
+        self.monitor_image: np.ndarray | None = None
+        self.start_page = initial_state.get("start_page", "planning")
         if initial_state.get("protocol"):
             self.load_protocol(initial_state["protocol"], log=False)
+        if initial_state.get("prior_exam"):
+            self._load_prior_exam(initial_state["prior_exam"], perturbations, rng)
+
+    def _load_prior_exam(self, spec: dict, perturbations: dict, rng: np.random.Generator) -> None:
+        """An earlier series of this exam whose range clipped one end of the organ (recovery tasks).
+
+        spec: {"protocol", "labels": [label names], "margin_mm"}; perturbations "prior_clip_end"
+        (choices "top" / "bottom") and "prior_clip_mm" [lo, hi] pick which end was missed and by how much.
+        """
+        self.load_protocol(spec["protocol"], log=False)
+        self._finish_scout(log=False)
+        zmin, zmax = self._label_z_extent(list(spec["labels"]))
+        margin = float(spec.get("margin_mm", 10.0))
+        ends = list(perturbations.get("prior_clip_end", ["bottom"]))
+        clip_end = str(ends[int(rng.integers(len(ends)))])
+        lo, hi = perturbations.get("prior_clip_mm", [30.0, 50.0])
+        clip = round(float(rng.uniform(lo, hi)), 1)
+        top, bottom = zmax + margin, zmin - margin
+        if clip_end == "top":
+            top = zmax - clip
+        else:
+            bottom = zmin + clip
+        self.start_mm = round(float(self.table_from_subject_z(top)), 1)
+        self.end_mm = round(float(self.table_from_subject_z(bottom)), 1)
+        self.prior_clip = {"end": clip_end, "clip_mm": clip}
+        self.t = -60.0  # the prior series was acquired a minute before this session starts
+        self.scan_t_start = self.t
+        self._finish_scan(prior=True)
+        self.t = 0.0
+        self.recon_open = None
+        self.message = (f"Exam in progress: series {self.series[-1].uid} ({self.protocol.name}) was acquired "
+                        "before you took over. Review it in the Review page before continuing.")
 
     # ---- geometry ---------------------------------------------------------------------
     def table_from_subject_z(self, z: float | np.ndarray) -> float | np.ndarray:
@@ -120,6 +184,13 @@ class CTModel:
         """(top, bottom) of the scannable table range (the subject volume) in table mm."""
         z = self.subject.world_z()
         return float(self.table_from_subject_z(z[-1])), float(self.table_from_subject_z(z[0]))
+
+    def _label_z_extent(self, label_names: list[str]) -> tuple[float, float]:
+        """(zmin, zmax) in subject mm of the slices holding any of these labels (the simulator's own anatomy)."""
+        ids = [self.subject.label_id(n) for n in label_names]
+        ks = np.nonzero(np.isin(self.subject.labels, ids).any(axis=(1, 2)))[0]
+        z = self.subject.world_z()
+        return float(z[ks[0]]), float(z[ks[-1]])
 
     # ---- notifications ----------------------------------------------------------------
     def _changed(self, what: str) -> None:
@@ -176,7 +247,7 @@ class CTModel:
             self._mu = ct_physics.mu_from_hu(self._hu_lut[self.subject.labels])
         return self._mu
 
-    def _finish_scout(self) -> None:
+    def _finish_scout(self, log: bool = True) -> None:
         mu = self._mu_volume()
         spacing = self.subject.spacing_mm
         rng = episode_rng(self.task_id, self.subject.id, self.seed, "scout")
@@ -191,7 +262,8 @@ class CTModel:
             ct_physics.scout_projection(mu, spacing, "ap"), ct_physics.scout_projection(mu, spacing, "lateral"),
             spacing)
         self.scout_status = "done"
-        self._log("scout_acquired")
+        if log:
+            self._log("scout_acquired")
         self.message = "Scout ready. Plan the scan range on the scout, then Confirm plan."
         self._changed("scout")
 
@@ -265,12 +337,34 @@ class CTModel:
         region = self.protocol.region if self.protocol else "chest"
         return ct_physics.dose(self.kv, self.mas, self.pitch, self.start_mm - self.end_mm, region)
 
+    def dose_limit_exceeded(self) -> bool:
+        return self.ctdi_limit_mgy is not None and self.current_dose().ctdi_vol_mgy > self.ctdi_limit_mgy + 1e-9
+
+    def planned_dw_mm(self) -> float:
+        """Median water-equivalent diameter over the planned range (size term of the noise model)."""
+        if self.dw_mm is None:
+            return 300.0
+        z = self.subject.world_z()
+        lo, hi = self.subject_from_table_z(self.end_mm), self.subject_from_table_z(self.start_mm)
+        sel = (z >= lo) & (z <= hi)
+        return float(np.median(self.dw_mm[sel])) if sel.any() else float(np.median(self.dw_mm))
+
+    def expected_noise_hu(self) -> float:
+        return ct_physics.noise_sigma_hu(self.kv, self.mas, self.pitch, self.planned_dw_mm(), self.slice_mm)
+
     # ---- scanning ---------------------------------------------------------------------
     def scan(self) -> None:
         self._require(self.protocol is not None, "Load a protocol first.")
         self._require(self.scout_status == "done", "Acquire the scout first.")
         self._require(self.scan_status == "idle", "A scan is already running.")
         self._require(self.confirmed, "Confirm the plan before scanning.")
+        manual = self.bolus["status"] in ("monitoring", "triggered")
+        if manual:
+            self.bolus["status"] = "done"
+            self._log("bolus_manual_start", t_since_injection=round(self.t - self.t_injection, 2))
+        self._start_scan()
+
+    def _start_scan(self) -> None:
         length = self.start_mm - self.end_mm
         self.scan_status = "scanning"
         self.scan_t_start = self.t
@@ -288,14 +382,25 @@ class CTModel:
             return 1.0
         return 0.0
 
-    def _hu_slab(self, z0_subject: float, z1_subject: float) -> np.ndarray:
+    def hu_lut_at(self, t: float) -> np.ndarray:
+        """Per-label HU at simulated time t (enhanced after an injection)."""
+        if self.t_injection is None:
+            return self._hu_lut
+        return ct_contrast.hu_lut_at(self._hu_lut, self._enh_lut, self._comp_lut, self.contrast,
+                                     t - self.t_injection)
+
+    def _hu_slab(self, z0_subject: float, z1_subject: float, lut: np.ndarray | None = None) -> np.ndarray:
         z = self.subject.world_z()
         k = np.nonzero((z >= z0_subject - 1e-6) & (z <= z1_subject + 1e-6))[0]
         if k.size == 0:  # thinner than a voxel: nearest plane
             k = np.array([int(np.argmin(np.abs(z - (z0_subject + z1_subject) / 2)))])
-        return self._hu_lut[self.subject.labels[k[0]:k[-1] + 1]]
+        return (self._hu_lut if lut is None else lut)[self.subject.labels[k[0]:k[-1] + 1]]
 
-    def _finish_scan(self) -> None:
+    def arterial_hu(self, t: float) -> float:
+        ti = None if self.t_injection is None else t - self.t_injection
+        return ct_contrast.arterial_hu(self.contrast, ti)
+
+    def _finish_scan(self, prior: bool = False) -> None:
         p = self.protocol
         assert p is not None
         d = self.current_dose()
@@ -303,20 +408,154 @@ class CTModel:
         sz_bottom = float(self.subject_from_table_z(self.end_mm))
         n = max(1, int(round((self.start_mm - self.end_mm) / self.slice_mm)))
         z_centres = sz_top - (np.arange(n) + 0.5) * (sz_top - sz_bottom) / n
-        dw = float(np.median(self.dw_mm)) if self.dw_mm is not None else 300.0
-        sigma = ct_physics.noise_sigma_hu(self.kv, self.mas, self.pitch, dw, self.slice_mm)
+        sigma = self.expected_noise_hu()
         rng = episode_rng(self.task_id, self.subject.id, self.seed, "recon", len(self.series))
-        images = ct_physics.reconstruct_axial_stack(self._hu_slab, z_centres, self.slice_mm, sigma, rng)
+        t0 = self.scan_t_start
+        feed = self.pitch * self.collimation_mm / self.rotation_s
+        t_of = lambda zc: t0 + (sz_top - zc) / feed  # noqa: E731  (helical: the top is imaged first)
+        if self.t_injection is None:
+            hu_fn = self._hu_slab
+        else:  # each image shows the enhancement at the moment the table passed its position
+            hu_fn = lambda z0, z1: self._hu_slab(z0, z1, self.hu_lut_at(t_of((z0 + z1) / 2)))  # noqa: E731
+        images = ct_physics.reconstruct_axial_stack(hu_fn, z_centres, self.slice_mm, sigma, rng)
+        t_first, t_last = t_of(z_centres[0]), t_of(z_centres[-1])
         s = Series(len(self.series) + 1, p.id, self.start_mm, self.end_mm, sz_top, sz_bottom,
                    self.table_height_mm, self.y_iso_subject(), self.kv, self.mas, self.pitch, self.slice_mm,
                    self.scan_t_start, self.t, d.ctdi_vol_mgy, d.dlp_mgycm, d.effective_msv, n,
-                   round(sigma, 2), images)
+                   round(sigma, 2), prior, self.t_injection,
+                   round(self.arterial_hu(t_first), 1), round(self.arterial_hu(t_last), 1), images)
         self.series.append(s)
         self.scan_status = "idle"
         self.confirmed = False
-        self._log("scan_completed", series=s.uid)
+        if prior:
+            self._log("prior_series_loaded", series=s.uid)
+        else:
+            self._log("scan_completed", series=s.uid)
         self.message = f"Series {s.uid} reconstructed ({n} images). Open it in Review."
         self._changed("series")
+
+    # ---- bolus tracking ---------------------------------------------------------------
+    def _bolus_editable(self) -> None:
+        self._require(self.protocol is not None and self.protocol.contrast,
+                      "Bolus tracking is only available in contrast protocols.")
+        self._require(self.scout_status == "done", "Acquire the scout first.")
+        self._require(self.bolus["status"] in ("off", "ready"), "Bolus tracking is already running.")
+
+    def set_monitor_z(self, z_mm: float) -> None:
+        """Table position (mm) of the monitoring slice; a new reference image is needed after a move."""
+        self._bolus_editable()
+        top, bottom = self.table_limits()
+        z = round(min(top, max(bottom, float(z_mm))), 1)
+        if z != self.bolus["monitor_z_mm"]:
+            self.bolus["monitor_z_mm"] = z
+            self.bolus["status"] = "off"
+            self.bolus["roi"] = None
+            self.monitor_image = None
+            self._log("monitor_z_changed", monitor_z_mm=z)
+        self.message = "Acquire the monitoring reference image, then click the descending aorta to place the ROI."
+        self._changed("bolus")
+
+    def default_monitor_z(self) -> float:
+        return round(self.start_mm - 20.0, 1)
+
+    def _monitor_slice(self, t: float, rng: np.random.Generator | None) -> np.ndarray:
+        zs = float(self.subject_from_table_z(self.bolus["monitor_z_mm"]))
+        img = self._hu_slab(zs - 2.5, zs + 2.5, self.hu_lut_at(t)).mean(axis=0)
+        if rng is not None:
+            from scipy.ndimage import uniform_filter
+            img = img + MONITOR_NOISE_HU * 2.0 * uniform_filter(
+                rng.standard_normal(img.shape).astype(np.float32), size=2)
+        return img.astype(np.float32)
+
+    def acquire_monitor_reference(self) -> None:
+        self._bolus_editable()
+        if self.bolus["monitor_z_mm"] is None:
+            self.bolus["monitor_z_mm"] = self.default_monitor_z()
+        rng = episode_rng(self.task_id, self.subject.id, self.seed, "monitor_ref", self.bolus["monitor_z_mm"])
+        self.monitor_image = self._monitor_slice(self.t, rng)
+        self.bolus["status"] = "ready"
+        self._log("monitor_reference_acquired", monitor_z_mm=self.bolus["monitor_z_mm"])
+        self.message = "Reference image ready: click the descending aorta to place the ROI."
+        self._changed("bolus")
+
+    def set_roi(self, x_mm: float, y_mm: float) -> None:
+        """ROI centre in subject mm (x patient left, y posterior) on the monitoring slice."""
+        self._require(self.monitor_image is not None, "Acquire the monitoring reference image first.")
+        self._require(self.bolus["status"] != "done", "Bolus tracking has finished.")
+        self.bolus["roi"] = (round(float(x_mm), 1), round(float(y_mm), 1))
+        self._log("roi_placed", x_mm=self.bolus["roi"][0], y_mm=self.bolus["roi"][1],
+                  monitor_z_mm=self.bolus["monitor_z_mm"])
+        self.message = "ROI placed. Check threshold and delay, then Start injection."
+        self._changed("bolus")
+
+    def set_bolus_param(self, name: str, value: float) -> None:
+        self._require(name in ("threshold_hu", "delay_s"), f"unknown bolus parameter {name}")
+        self._require(self.bolus["status"] in ("off", "ready", "monitoring"), "Bolus tracking has triggered.")
+        lo, hi = (50.0, 400.0) if name == "threshold_hu" else (2.0, 30.0)
+        v = round(min(hi, max(lo, float(value))), 1)
+        if v != self.bolus[name]:
+            self.bolus[name] = v
+            self._log("bolus_param_changed", name=name, value=v)
+        self._changed("bolus")
+
+    def roi_hu(self, img: np.ndarray) -> float:
+        x, y = self.bolus["roi"]
+        xs, ys = self.subject.world_x(), self.subject.world_y()
+        r = self.bolus["roi_radius_mm"]
+        inside = (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r * r
+        if not inside.any():
+            return float(img[int(np.argmin(np.abs(ys - y))), int(np.argmin(np.abs(xs - x)))])
+        return float(img[inside].mean())
+
+    def start_bolus_tracking(self) -> None:
+        """Start the injection and the monitoring scans; the scan follows the trigger automatically."""
+        self._require(self.protocol is not None and self.protocol.contrast,
+                      "Bolus tracking is only available in contrast protocols.")
+        self._require(self.bolus["status"] == "ready", "Acquire the monitoring reference image first.")
+        self._require(self.bolus["roi"] is not None, "Place the ROI on the monitoring image first.")
+        self._require(self.confirmed, "Confirm the plan before starting the injection.")
+        self._require(self.scan_status == "idle", "The scanner is busy.")
+        self.t_injection = self.t
+        self.bolus["status"] = "monitoring"
+        self.bolus["samples"] = []
+        self.bolus["next_sample_t"] = self.t + MONITOR_DELAY_S
+        self._log("injection_started", threshold_hu=self.bolus["threshold_hu"], delay_s=self.bolus["delay_s"])
+        self.message = f"Injection running. Monitoring starts in {MONITOR_DELAY_S:.0f} s."
+        self._changed("bolus")
+
+    def _monitor_step(self) -> None:
+        """One low-dose monitoring image at the scheduled time and the trigger decision."""
+        b = self.bolus
+        n = len(b["samples"])
+        rng = episode_rng(self.task_id, self.subject.id, self.seed, "monitor", n)
+        img = self._monitor_slice(self.t, rng)
+        self.monitor_image = img
+        hu = round(self.roi_hu(img), 1)
+        b["samples"].append((round(self.t - self.t_injection, 2), hu))
+        b["next_sample_t"] = self.t + MONITOR_INTERVAL_S
+        if hu >= b["threshold_hu"]:
+            b["status"] = "triggered"
+            b["t_trigger"] = round(self.t, 3)
+            b["t_scan"] = round(self.t + b["delay_s"], 3)
+            b["next_sample_t"] = None
+            self._log("bolus_triggered", roi_hu=hu, t_since_injection=round(self.t - self.t_injection, 2))
+            self.message = f"Threshold reached ({hu:.0f} HU). Scan starts in {b['delay_s']:.0f} s."
+        elif self.t - self.t_injection >= MONITOR_TIMEOUT_S:
+            b["status"] = "done"
+            b["next_sample_t"] = None
+            self._log("bolus_timeout")
+            self.message = "Monitoring stopped: the threshold was not reached. Check the ROI position."
+        else:
+            self.message = f"Monitoring: ROI {hu:.0f} HU (threshold {b['threshold_hu']:.0f} HU)."
+        self._changed("bolus")
+
+    def _bolus_scan_start(self) -> None:
+        self.bolus["status"] = "done"
+        self.bolus["t_scan"] = None
+        if self.confirmed and self.scan_status == "idle":
+            self._start_scan()
+        else:
+            self.message = "Triggered, but the plan is not confirmed: scan did not start."
 
     # ---- review -----------------------------------------------------------------------
     def open_recon(self, series_index: int | None = None) -> None:
@@ -344,23 +583,39 @@ class CTModel:
         return self.series[self.recon_open].images[self.recon_index]
 
     # ---- time -------------------------------------------------------------------------
-    def on_clock(self, t_old: float, t_new: float) -> None:
-        self.t = t_new
-        if self.scout_status == "acquiring" and t_new >= self.scout_t_end:
-            self.t = self.scout_t_end
-            self._finish_scout()
-            self.t = t_new
+    def _next_event(self) -> tuple[float, Callable[[], None]] | None:
+        """The earliest pending simulated event (time, handler)."""
+        cands: list[tuple[float, int, Callable[[], None]]] = []
+        if self.scout_status == "acquiring":
+            cands.append((self.scout_t_end, 0, self._finish_scout))
         if self.scan_status == "scanning":
-            if t_new >= self.scan_t_end:
-                self.t = self.scan_t_end
-                self.scan_status = "reconstructing"
-                self.scan_t_end += RECON_SECONDS
-                self.t = t_new
+            cands.append((self.scan_t_end, 1, self._end_of_rotation))
+        if self.scan_status == "reconstructing":
+            cands.append((self.scan_t_end, 2, self._finish_scan))
+        if self.bolus["status"] == "monitoring" and self.bolus["next_sample_t"] is not None:
+            cands.append((self.bolus["next_sample_t"], 3, self._monitor_step))
+        if self.bolus["status"] == "triggered" and self.bolus["t_scan"] is not None:
+            cands.append((self.bolus["t_scan"], 4, self._bolus_scan_start))
+        if not cands:
+            return None
+        t, _, fn = min(cands, key=lambda c: (c[0], c[1]))
+        return t, fn
+
+    def _end_of_rotation(self) -> None:
+        self.scan_status = "reconstructing"
+        self.scan_t_end += RECON_SECONDS
+        self._changed("scan")
+
+    def on_clock(self, t_old: float, t_new: float) -> None:
+        for _ in range(10000):  # bounded: every handler moves its own event forward or clears it
+            ev = self._next_event()
+            if ev is None or ev[0] > t_new + 1e-9:
+                break
+            self.t = max(self.t, ev[0])
+            ev[1]()
+        self.t = t_new
+        if self.scan_status != "idle":
             self._changed("scan")
-        if self.scan_status == "reconstructing" and t_new >= self.scan_t_end:
-            self.t = self.scan_t_end
-            self._finish_scan()
-            self.t = t_new
         self._changed("clock")
 
     # ---- dump -------------------------------------------------------------------------
@@ -384,7 +639,14 @@ class CTModel:
                      "confirmed": self.confirmed, "fov_mm": self.fov_mm},
             "params": {"kv": self.kv, "mas": self.mas, "pitch": self.pitch, "rotation_s": self.rotation_s,
                        "collimation_mm": self.collimation_mm, "slice_mm": self.slice_mm},
-            "dose": {"ctdi_vol_mgy": d.ctdi_vol_mgy, "dlp_mgycm": d.dlp_mgycm, "effective_msv": d.effective_msv},
+            "dose": {"ctdi_vol_mgy": d.ctdi_vol_mgy, "dlp_mgycm": d.dlp_mgycm, "effective_msv": d.effective_msv,
+                     "ctdi_limit_mgy": self.ctdi_limit_mgy, "limit_exceeded": self.dose_limit_exceeded(),
+                     "expected_noise_hu": round(self.expected_noise_hu(), 2)},
+            "heart_rate_bpm": self.heart_rate_bpm,
+            "contrast": {"t_injection": self.t_injection, "params": self.contrast.to_dict()},
+            "bolus": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.bolus.items()
+                      if k != "samples"} | {"samples": [list(x) for x in self.bolus["samples"]]},
+            "prior_clip": getattr(self, "prior_clip", None),
             "scan": {"status": self.scan_status, "progress": round(self.scan_progress(), 4),
                      "remaining_s": round(max(0.0, self.scan_t_end - self.t), 3) if self.scan_status != "idle" else 0.0},
             "scout_remaining_s": round(max(0.0, self.scout_t_end - self.t), 3) if self.scout_status == "acquiring" else 0.0,

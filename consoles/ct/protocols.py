@@ -33,7 +33,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     Protocol("abdomen_liver", "Liver (abdomen)", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 400, -120, -380),
     Protocol("renal", "Renal", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 380, -230, -420),
     Protocol("ccta", "Coronary CTA", "chest", 100, 220, 0.25, 0.28, 40.0, 0.75, 220, -20, -170, True),
-    Protocol("kub_low_dose", "Low-dose KUB", "abdomen", 120, 80, 1.2, 0.5, 40.0, 5.0, 380, -230, -600),
+    Protocol("kub_low_dose", "Low-dose KUB", "abdomen", 120, 120, 1.0, 0.5, 40.0, 5.0, 380, -230, -600),
 )
 
 

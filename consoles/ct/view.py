@@ -4,16 +4,60 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import overlays as ov
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import STYLESHEET, button, group, number_field, set_quietly
-from consoles.ct.model import ConsoleActionError, CTModel
+from consoles.ct.model import MONITOR_TIMEOUT_S, ConsoleActionError, CTModel
 from consoles.ct.protocols import get_protocol
 
 EDGE_GRAB_PX = 10
 WL_PRESETS = (("Lung", 1500, -600), ("Mediast.", 400, 40), ("Abdomen", 350, 50), ("Bone", 2000, 400))
+
+
+class HUCurve(QtWidgets.QWidget):
+    """ROI enhancement curve of the bolus monitoring: HU against seconds since injection."""
+
+    T_MAX, HU_MIN, HU_MAX = MONITOR_TIMEOUT_S, -50.0, 450.0
+
+    def __init__(self, model: CTModel) -> None:
+        super().__init__()
+        self.model = model
+        self.setMinimumHeight(170)
+
+    def paintEvent(self, ev) -> None:  # noqa: N802 (Qt API)
+        b = self.model.bolus
+        p = QtGui.QPainter(self)
+        p.fillRect(self.rect(), QtGui.QColor("#1c1f24"))
+        left, top, right, bottom = 40, 10, self.width() - 10, self.height() - 24
+        fx = lambda t: left + (right - left) * min(t, self.T_MAX) / self.T_MAX  # noqa: E731
+        fy = lambda hu: bottom - (bottom - top) * (min(max(hu, self.HU_MIN), self.HU_MAX) - self.HU_MIN) / (  # noqa: E731
+            self.HU_MAX - self.HU_MIN)
+        p.setPen(QtGui.QPen(QtGui.QColor("#6b7380"), 1))
+        p.drawRect(left, top, right - left, bottom - top)
+        p.setPen(QtGui.QColor("#c0c6ce"))
+        for hu in (0, 200, 400):
+            p.drawText(2, int(fy(hu)) + 4, f"{hu}")
+        for t in (0, 20, 40, 60):
+            p.drawText(int(fx(t)) - 8, self.height() - 6, f"{t}s")
+        thr = b["threshold_hu"]
+        pen = QtGui.QPen(QtGui.QColor("#ffd94d"), 1, QtCore.Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.drawLine(left, int(fy(thr)), right, int(fy(thr)))
+        p.drawText(left + 4, int(fy(thr)) - 3, f"threshold {thr:.0f} HU")
+        pts = b["samples"]
+        if pts:
+            p.setPen(QtGui.QPen(QtGui.QColor("#4dd9ff"), 2))
+            for (t0, h0), (t1, h1) in zip(pts, pts[1:]):
+                p.drawLine(int(fx(t0)), int(fy(h0)), int(fx(t1)), int(fy(h1)))
+            p.setBrush(QtGui.QColor("#4dd9ff"))
+            for t, h in pts:
+                p.drawEllipse(QtCore.QPoint(int(fx(t)), int(fy(h))), 3, 3)
+            t, h = pts[-1]
+            p.setPen(QtGui.QColor("#ffffff"))
+            p.drawText(right - 120, top + 14, f"last {h:.0f} HU @ {t:.0f} s")
+        p.end()
 
 
 class CTConsoleView:
@@ -128,6 +172,10 @@ class CTConsoleView:
         gl.addLayout(form)
         self.dose_label = self._name("dose_readout", QtWidgets.QLabel())
         gl.addWidget(self.dose_label)
+        self.dose_limit_label = self._name("dose_limit", QtWidgets.QLabel())
+        self.dose_limit_label.setWordWrap(True)
+        self.dose_limit_label.setVisible(m.ctdi_limit_mgy is not None)
+        gl.addWidget(self.dose_limit_label)
         self.scan_btn = self._name("scan", button("Scan", "scan", lambda: self._do(m.scan), primary=True))
         gl.addWidget(self.scan_btn)
         self.progress = self._name("scan_progress", QtWidgets.QProgressBar())
@@ -153,7 +201,8 @@ class CTConsoleView:
         tabs = QtWidgets.QHBoxLayout()
         self.tab_plan = self._name("tab_plan", button("Planning", "tab_plan", lambda: self._show_page(0)))
         self.tab_review = self._name("tab_review", button("Review", "tab_review", lambda: self._show_page(1)))
-        for t in (self.tab_plan, self.tab_review):
+        self.tab_bolus = self._name("tab_bolus", button("Bolus tracking", "tab_bolus", lambda: self._show_page(2)))
+        for t in (self.tab_plan, self.tab_bolus, self.tab_review):
             t.setCheckable(True)
             t.setFixedWidth(140)
             tabs.addWidget(t)
@@ -222,8 +271,54 @@ class CTConsoleView:
         sl.addStretch(1)
         rl.addWidget(side)
         self.pages.addWidget(review)
-        self._show_page(0)
+        self.pages.addWidget(self._build_bolus_page())
+        self._show_page({"planning": 0, "review": 1, "bolus": 2}.get(m.start_page, 0))
         return area
+
+    def _build_bolus_page(self) -> QtWidgets.QWidget:
+        m = self.model
+        page = QtWidgets.QWidget()
+        bl = QtWidgets.QHBoxLayout(page)
+        bl.setContentsMargins(0, 0, 0, 0)
+        self.monitor = ImageViewport(page, "monitor_view", "No monitoring image: set the slice, then Reference image")
+        self._named["monitor_view"] = self.monitor
+        self.monitor.set_window_level(600, 100)
+        self.monitor.mouse_callback = self._on_monitor_mouse
+        bl.addWidget(self.monitor, 1)
+        side = QtWidgets.QWidget()
+        side.setFixedWidth(300)
+        sl = QtWidgets.QVBoxLayout(side)
+        sl.setContentsMargins(0, 0, 0, 0)
+        g, gl = group("Bolus tracking", "bolus_group")
+        form = QtWidgets.QFormLayout()
+        form.setSpacing(5)
+        self.monitor_z_field = self._name("monitor_z_field", number_field(
+            "monitor_z_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_monitor_z, v)))
+        self.threshold_field = self._name("threshold_field", number_field(
+            "threshold_field", 50, 400, 0, 10, " HU", lambda v: self._do(m.set_bolus_param, "threshold_hu", v)))
+        self.delay_field = self._name("trigger_delay_field", number_field(
+            "trigger_delay_field", 2, 30, 0, 1, " s", lambda v: self._do(m.set_bolus_param, "delay_s", v)))
+        form.addRow("Monitor slice", self.monitor_z_field)
+        form.addRow("Trigger at", self.threshold_field)
+        form.addRow("Scan delay", self.delay_field)
+        gl.addLayout(form)
+        self.monitor_ref_btn = self._name("monitor_reference", button(
+            "Reference image", "monitor_reference", lambda: self._do(m.acquire_monitor_reference)))
+        gl.addWidget(self.monitor_ref_btn)
+        self.bolus_btn = self._name("start_bolus", button(
+            "Start injection + monitoring", "start_bolus", lambda: self._do(m.start_bolus_tracking), primary=True))
+        gl.addWidget(self.bolus_btn)
+        self.bolus_status = self._name("bolus_status", QtWidgets.QLabel())
+        self.bolus_status.setWordWrap(True)
+        gl.addWidget(self.bolus_status)
+        sl.addWidget(g)
+        g, gl = group("ROI enhancement (HU)", "curve_group")
+        self.hu_curve = self._name("hu_curve", HUCurve(m))
+        gl.addWidget(self.hu_curve)
+        sl.addWidget(g)
+        sl.addStretch(1)
+        bl.addWidget(side)
+        return page
 
     # ---- glue ---------------------------------------------------------------------------
     def _do(self, fn, *args) -> None:
@@ -237,6 +332,7 @@ class CTConsoleView:
         self.pages.setCurrentIndex(i)
         self.tab_plan.setChecked(i == 0)
         self.tab_review.setChecked(i == 1)
+        self.tab_bolus.setChecked(i == 2)
         self.page = i
 
     def _open_selected(self) -> None:
@@ -248,13 +344,17 @@ class CTConsoleView:
         m = self.model
         if what in ("init", "scout"):
             self._show_scouts()
-        if what in ("init", "scout", "plan", "protocol", "params"):
+        if what in ("init", "scout", "plan", "protocol", "params", "bolus"):
             self._draw_plan()
+        if what in ("init", "bolus", "scout", "protocol"):
+            self._show_monitor()
         if what in ("init", "series"):
             self.series_list.clear()
             for s in m.series:
-                self.series_list.addItem(f"#{s.uid} {get_protocol(s.protocol).name}\n"
-                                         f"    {s.start_mm:.0f} to {s.end_mm:.0f} mm, {s.n_images} img")
+                tag = "  (prior)" if s.prior else ""
+                self.series_list.addItem(f"#{s.uid} {get_protocol(s.protocol).name}{tag}\n"
+                                         f"    {s.start_mm:.0f} to {s.end_mm:.0f} mm, {s.n_images} img\n"
+                                         f"    DLP {s.dlp_mgycm:.0f} mGy·cm")
         if what in ("init", "recon", "recon_slice", "series"):
             self._show_recon()
         self._refresh_panel()
@@ -262,8 +362,9 @@ class CTConsoleView:
     def _refresh_panel(self) -> None:
         m = self.model
         p = m.protocol
+        hr = f"   HR {m.heart_rate_bpm} bpm" if p is not None and p.contrast else ""
         self.patient_label.setText(
-            f"Patient: {m.subject.id.upper()}   Supine, head first   Protocol: {p.name if p else '-'}")
+            f"Patient: {m.subject.id.upper()}   Supine, head first   Protocol: {p.name if p else '-'}{hr}")
         self.clock_label.setText(f"Exam time {m.t:7.1f} s")
         busy = m.scan_status != "idle" or m.scout_status == "acquiring"
         status = ("SCANNING" if m.scan_status == "scanning" else
@@ -296,7 +397,40 @@ class CTConsoleView:
         self.length_label.setText(f"{m.start_mm - m.end_mm:.1f} mm")
         d = m.current_dose()
         self.dose_label.setText(f"CTDIvol {d.ctdi_vol_mgy:.2f} mGy   DLP {d.dlp_mgycm:.0f} mGy·cm\n"
-                                f"Effective dose {d.effective_msv:.2f} mSv")
+                                f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
+        if m.ctdi_limit_mgy is not None:
+            if m.dose_limit_exceeded():
+                self.dose_limit_label.setText(f"DOSE NOTIFICATION: CTDIvol {d.ctdi_vol_mgy:.2f} mGy exceeds "
+                                              f"the limit of {m.ctdi_limit_mgy:.1f} mGy")
+                self.dose_limit_label.setStyleSheet("background: #7a1f1f; color: white; padding: 3px;")
+            else:
+                self.dose_limit_label.setText(f"Dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy  (within limit)")
+                self.dose_limit_label.setStyleSheet("background: #1f4d2a; color: white; padding: 3px;")
+        contrast = p is not None and p.contrast
+        self.tab_bolus.setEnabled(contrast)
+        b = m.bolus
+        bolus_edit = contrast and m.scout_status == "done" and b["status"] in ("off", "ready") and not busy
+        self.monitor_z_field.setEnabled(bolus_edit)
+        self.monitor_ref_btn.setEnabled(bolus_edit)
+        self.threshold_field.setEnabled(contrast and b["status"] in ("off", "ready", "monitoring"))
+        self.delay_field.setEnabled(contrast and b["status"] in ("off", "ready", "monitoring"))
+        self.bolus_btn.setEnabled(contrast and b["status"] == "ready" and b["roi"] is not None and m.confirmed
+                                  and not busy)
+        set_quietly(self.monitor_z_field, b["monitor_z_mm"] if b["monitor_z_mm"] is not None
+                    else m.default_monitor_z())
+        set_quietly(self.threshold_field, b["threshold_hu"])
+        set_quietly(self.delay_field, b["delay_s"])
+        status = {"off": "Set the monitoring slice and take a reference image.",
+                  "ready": "Click the descending aorta on the image to place the ROI." if b["roi"] is None else
+                  "ROI placed. Confirm the plan, then start the injection.",
+                  "monitoring": "Monitoring the ROI (1 image/s). Scan starts automatically at the threshold; "
+                                "Scan starts it now.",
+                  "triggered": f"Triggered: scan starts at {b['t_scan'] or 0:.1f} s.",
+                  "done": "Bolus tracking finished."}[b["status"]]
+        if m.t_injection is not None:
+            status += f"\nInjection started at {m.t_injection:.1f} s ({m.t - m.t_injection:.0f} s ago)."
+        self.bolus_status.setText(status)
+        self.hu_curve.update()
         self.progress.setValue(int(round(1000 * m.scan_progress())))
         if m.scan_status == "idle":
             self.progress.setFormat(f"Series {len(m.series)} complete" if m.series else "No scan yet")
@@ -339,6 +473,11 @@ class CTConsoleView:
                 color = ov.GREEN if m.confirmed else ov.YELLOW
                 o.add(ov.Box("range", u0, m.end_mm, u1, m.start_mm, color, 2.0))
                 mid = (u0 + u1) / 2
+                if m.protocol.contrast:
+                    mz = m.bolus["monitor_z_mm"] if m.bolus["monitor_z_mm"] is not None else m.default_monitor_z()
+                    o.add(ov.Line("monitor_line", u0, mz, u1, mz, ov.CYAN, 1.5, dashed=True))
+                    if view == "ap":
+                        o.add(ov.Label("monitor_label", u1 - 4, mz, "Monitor", ov.CYAN, 12, "right"))
                 if view == "ap":
                     o.add(ov.Handle("start_handle", mid, m.start_mm, color, 14))
                     o.add(ov.Handle("end_handle", mid, m.end_mm, color, 14))
@@ -398,6 +537,47 @@ class CTConsoleView:
             if kind == "release":
                 self._drag = None
 
+    # ---- bolus monitoring -------------------------------------------------------------------
+    def _show_monitor(self) -> None:
+        m = self.model
+        img = m.monitor_image
+        if img is None:
+            self.monitor.set_image(None)
+            self.monitor.set_overlays(ov.OverlaySet())
+            return
+        sx, sy, _ = m.subject.spacing_mm
+        ox, oy, _ = m.subject.origin_mm
+        half = 200.0
+        yc = m.y_iso_subject()
+        self.monitor.set_view_box(-half, half, -yc - half, -yc + half)
+        self.monitor.set_image(img, ox, -oy, sx, sy)
+        o = ov.OverlaySet()
+        w, h = self.monitor.width(), self.monitor.height()
+        b = m.bolus
+        n = len(b["samples"])
+        what = f"monitoring image {n}" if n else "reference image"
+        o.add(ov.Label("info", 8, 14, f"Monitoring slice at table {b['monitor_z_mm']:.1f} mm  ({what})",
+                       ov.WHITE, 13, "left", True))
+        o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
+        o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
+        o.add(ov.Label("orient_a", w / 2, 14, "A", ov.WHITE, 16, "center", True))
+        if b["roi"] is not None:
+            x, y = b["roi"]
+            r = b["roi_radius_mm"]
+            pts = [(x + r * np.cos(a), -(y + r * np.sin(a))) for a in np.linspace(0, 2 * np.pi, 13)]
+            for i, ((u0, v0), (u1, v1)) in enumerate(zip(pts, pts[1:])):
+                o.add(ov.Line(f"roi{i}", u0, v0, u1, v1, ov.YELLOW, 2.0))
+            val = f"{b['samples'][-1][1]:.0f} HU" if n else f"{m.roi_hu(img):.0f} HU"
+            o.add(ov.Label("roi_label", x + r + 3, -y, f"ROI {val}", ov.YELLOW, 13))
+        else:
+            o.add(ov.Label("hint", 8, h - 14, "Click the descending aorta to place the ROI", ov.YELLOW, 13,
+                           "left", True))
+        self.monitor.set_overlays(o)
+
+    def _on_monitor_mouse(self, kind: str, u: float, v: float, button) -> None:
+        if kind == "press" and button == QtCore.Qt.MouseButton.LeftButton and self.model.monitor_image is not None:
+            self._do(self.model.set_roi, u, -v)
+
     # ---- review -----------------------------------------------------------------------------
     def _show_recon(self) -> None:
         m = self.model
@@ -430,7 +610,7 @@ class CTConsoleView:
     def state(self) -> dict[str, Any]:
         s = self.model.state()
         ww, wl = self.recon.window_level
-        s["ui"] = {"page": ["planning", "review"][self.page], "recon_window": ww, "recon_level": wl}
+        s["ui"] = {"page": ["planning", "review", "bolus"][self.page], "recon_window": ww, "recon_level": wl}
         return s
 
     def named_widgets(self) -> dict[str, QtWidgets.QWidget]:
@@ -465,7 +645,7 @@ class CTConsoleView:
     def transforms(self) -> dict[str, dict[str, float]]:
         """Image-plane mm -> screen pixel maps of the visible viewports: x = ax*u + bx, y = ay*v + by."""
         out = {}
-        for vp in (self.scout_ap, self.scout_lat, self.recon):
+        for vp in (self.scout_ap, self.scout_lat, self.recon, self.monitor):
             if vp.isVisible():
                 x0, y0 = vp.to_screen(0.0, 0.0)
                 k = vp.pixels_per_mm()
@@ -475,7 +655,7 @@ class CTConsoleView:
         return out
 
     def viewports(self) -> list[ImageViewport]:
-        return [self.scout_ap, self.scout_lat, self.recon]
+        return [self.scout_ap, self.scout_lat, self.recon, self.monitor]
 
     def on_clock(self, t_old: float, t_new: float) -> None:
         self.model.on_clock(t_old, t_new)
