@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtNetwork, QtWidgets  # noqa: E402
 
 from consoles.common.clock import SimClock  # noqa: E402
 from consoles.common.protocol import PROTOCOL_VERSION, ControlProtocol  # noqa: E402
+from consoles.common import viewport as viewport_module  # noqa: E402
 from consoles.common.viewport import ImageViewport  # noqa: E402
 
 CONSOLE_VERSION = "0.1.0"
@@ -61,6 +62,7 @@ class ConsoleShell:
         self.benchmark_mode = bool(args.control)
         self.app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
         self.dblclick = determinism.configure_application(self.app, self.benchmark_mode)
+        viewport_module.MOTION_DELIVERY["mode"] = "settle" if self.benchmark_mode else "timer"
         self.clock = SimClock()
         self.width, self.height = width, height
         self.window = QtWidgets.QWidget()
@@ -110,9 +112,15 @@ class ConsoleShell:
             "commands": self.protocol.commands,
         }
 
+    def _process_all(self) -> None:
+        # Events posted while handling events (repaints, queued signals) need a second pass.
+        for _ in range(2):
+            self.app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
+            QtCore.QCoreApplication.sendPostedEvents()
+
     def _flush_frames(self) -> None:
         QtGui.QGuiApplication.sync()  # X input in, Qt events and repaints out, round trip to the server
-        self.app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
+        self._process_all()
         if self.controller is not None:
             for vp in self.controller.viewports():
                 if vp.isVisible():
@@ -121,7 +129,10 @@ class ConsoleShell:
 
     def cmd_settle(self, advance: float = 0.0) -> dict[str, Any]:
         QtGui.QGuiApplication.sync()  # deliver every X event the runner injected before asking
-        self.app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
+        self._process_all()
+        if self.controller is not None:
+            for vp in self.controller.viewports():
+                vp.flush_pending_motion()
         if advance:
             self.clock.advance(advance)
         self._flush_frames()

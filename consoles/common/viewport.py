@@ -36,6 +36,11 @@ _libx11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
 
 MouseCallback = Callable[[str, float, float, QtCore.Qt.MouseButton], None]
 
+# How pointer motion reaches the owner. X may batch a drag's motion events differently from run
+# to run, so under the runner ("settle") motion is coalesced and delivered once per step (at
+# settle time, or just before the release); for a person ("timer") once per event-loop pass.
+MOTION_DELIVERY = {"mode": "timer"}
+
 
 class ImageViewport(QVTKRenderWindowInteractor):
     """A fixed-camera 2D image view with window/level (right-drag) and overlays."""
@@ -55,7 +60,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._image_actor.VisibilityOff()
         self._renderer.AddActor(self._image_actor)
         self._image = vtkImageData()
-        self._overlay_actors: list = []
+        self._overlay_actors: dict[tuple, object] = {}  # (item, camera key) -> actor, reused while unchanged
         self._view = (0.0, 1.0, 0.0, 1.0)  # u0, u1, v0, v1 the camera fits
         self._window, self._level = 400.0, 40.0
         self._font_file = _first_existing(FONT_FILE_CANDIDATES)
@@ -68,6 +73,8 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self.wheel_callback: Callable[[int], None] | None = None
         self.window_level_callback: Callable[[float, float], None] | None = None
         self._wl_drag: tuple[float, float, float, float] | None = None
+        self._pending_move: tuple[float, float, QtCore.Qt.MouseButton] | None = None
+        self._move_timer_armed = False
         self.setMouseTracking(False)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
 
@@ -164,14 +171,18 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     # ---- overlays ---------------------------------------------------------------------
     def set_overlays(self, overlays: OverlaySet) -> None:
-        for actor in self._overlay_actors:
-            self._renderer.RemoveViewProp(actor)
-        self._overlay_actors = []
-        for item in overlays.items:
-            actor = self._make_overlay_actor(item)
-            if actor is not None:
-                self._renderer.AddViewProp(actor)
-                self._overlay_actors.append(actor)
+        """Show exactly these overlay items. Actors of unchanged items are kept, since building
+        (and rasterizing text for) every actor again is the dominant cost of a planning drag."""
+        camera_key = (self._view, self.width(), self.height())
+        wanted = {(item, camera_key): item for item in overlays.items}
+        for key in [k for k in self._overlay_actors if k not in wanted]:
+            self._renderer.RemoveViewProp(self._overlay_actors.pop(key))
+        for key, item in wanted.items():
+            if key not in self._overlay_actors:
+                actor = self._make_overlay_actor(item)
+                if actor is not None:
+                    self._renderer.AddViewProp(actor)
+                    self._overlay_actors[key] = actor
         self.refresh()
 
     def _polyline_actor(self, pts_px: list[tuple[float, float]], color, width: float, closed=False,
@@ -261,6 +272,15 @@ class ImageViewport(QVTKRenderWindowInteractor):
             u, v = self.to_plane(ev.position().x(), ev.position().y())
             self.mouse_callback(kind, u, v, ev.button())
 
+    def flush_pending_motion(self) -> None:
+        """Deliver the latest coalesced motion (called by settle, before release, or by a timer)."""
+        self._move_timer_armed = False
+        if self._pending_move is not None and self.mouse_callback is not None:
+            x, y, button = self._pending_move
+            self._pending_move = None
+            u, v = self.to_plane(x, y)
+            self.mouse_callback("move", u, v, button)
+
     def mousePressEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
         if ev.button() == QtCore.Qt.MouseButton.RightButton:
             self._wl_drag = (ev.position().x(), ev.position().y(), self._window, self._level)
@@ -276,12 +296,16 @@ class ImageViewport(QVTKRenderWindowInteractor):
             if self.window_level_callback:
                 self.window_level_callback(w, lv)
             return
-        self._emit("move", ev)
+        self._pending_move = (ev.position().x(), ev.position().y(), ev.button())
+        if MOTION_DELIVERY["mode"] == "timer" and not self._move_timer_armed:
+            self._move_timer_armed = True
+            QtCore.QTimer.singleShot(0, self.flush_pending_motion)
 
     def mouseReleaseEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
         if ev.button() == QtCore.Qt.MouseButton.RightButton:
             self._wl_drag = None
             return
+        self.flush_pending_motion()
         self._emit("release", ev)
 
     def mouseDoubleClickEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802
