@@ -262,6 +262,8 @@ class CTModel:
             ct_physics.scout_projection(mu, spacing, "ap"), ct_physics.scout_projection(mu, spacing, "lateral"),
             spacing)
         self.scout_status = "done"
+        if self.protocol is not None and self.protocol.contrast and self.bolus["monitor_z_mm"] is None:
+            self.bolus["monitor_z_mm"] = self.default_monitor_z()  # shown on the scout; the user moves it
         if log:
             self._log("scout_acquired")
         self.message = "Scout ready. Plan the scan range on the scout, then Confirm plan."

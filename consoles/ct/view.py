@@ -30,7 +30,7 @@ class HUCurve(QtWidgets.QWidget):
         b = self.model.bolus
         p = QtGui.QPainter(self)
         p.fillRect(self.rect(), QtGui.QColor("#1c1f24"))
-        left, top, right, bottom = 40, 10, self.width() - 10, self.height() - 24
+        left, top, right, bottom = 40, 22, self.width() - 22, self.height() - 24
         fx = lambda t: left + (right - left) * min(t, self.T_MAX) / self.T_MAX  # noqa: E731
         fy = lambda hu: bottom - (bottom - top) * (min(max(hu, self.HU_MIN), self.HU_MAX) - self.HU_MIN) / (  # noqa: E731
             self.HU_MAX - self.HU_MIN)
@@ -56,7 +56,7 @@ class HUCurve(QtWidgets.QWidget):
                 p.drawEllipse(QtCore.QPoint(int(fx(t)), int(fy(h))), 3, 3)
             t, h = pts[-1]
             p.setPen(QtGui.QColor("#ffffff"))
-            p.drawText(right - 120, top + 14, f"last {h:.0f} HU @ {t:.0f} s")
+            p.drawText(left, 14, f"last {h:.0f} HU at {t:.0f} s after injection")
         p.end()
 
 
@@ -223,14 +223,14 @@ class CTConsoleView:
         pl.addWidget(self.scout_lat, 2)
         self.scout_ap.mouse_callback = self._on_ap_mouse
         self.scout_lat.mouse_callback = self._on_lat_mouse
-        for vp in (self.scout_ap, self.scout_lat):
-            vp.set_window_level(6.0, 3.2)
+        self.scout_ap.set_window_level(6.0, 3.2)
+        self.scout_lat.set_window_level(9.0, 4.6)  # longer lateral paths: a wider window keeps the abdomen readable
         self.pages.addWidget(plan)
 
         review = QtWidgets.QWidget()
         rl = QtWidgets.QHBoxLayout(review)
         rl.setContentsMargins(0, 0, 0, 0)
-        self.recon = ImageViewport(review, "recon_view", "No series open: scan, then Open recon")
+        self.recon = ImageViewport(review, "recon_view", "No series open: select one in the exam history, then Open recon")
         self._named["recon_view"] = self.recon
         self.recon.wheel_callback = lambda n: self._do(m.scroll_recon, n)
         self.recon.set_window_level(400, 40)
@@ -344,7 +344,7 @@ class CTConsoleView:
         m = self.model
         if what in ("init", "scout"):
             self._show_scouts()
-        if what in ("init", "scout", "plan", "protocol", "params", "bolus"):
+        if what in ("init", "scout", "plan", "protocol", "params", "bolus", "series"):
             self._draw_plan()
         if what in ("init", "bolus", "scout", "protocol"):
             self._show_monitor()
@@ -400,11 +400,10 @@ class CTConsoleView:
                                 f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
         if m.ctdi_limit_mgy is not None:
             if m.dose_limit_exceeded():
-                self.dose_limit_label.setText(f"DOSE NOTIFICATION: CTDIvol {d.ctdi_vol_mgy:.2f} mGy exceeds "
-                                              f"the limit of {m.ctdi_limit_mgy:.1f} mGy")
+                self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol over the limit {m.ctdi_limit_mgy:.1f} mGy")
                 self.dose_limit_label.setStyleSheet("background: #7a1f1f; color: white; padding: 3px;")
             else:
-                self.dose_limit_label.setText(f"Dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy  (within limit)")
+                self.dose_limit_label.setText(f"Dose limit CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy: within limit")
                 self.dose_limit_label.setStyleSheet("background: #1f4d2a; color: white; padding: 3px;")
         contrast = p is not None and p.contrast
         self.tab_bolus.setEnabled(contrast)
@@ -469,6 +468,11 @@ class CTConsoleView:
                 if int(tick) % 100 == 0:
                     o.add(ov.Label(f"tickl{tick}", u0 - 10, tick, f"{tick:.0f}", ov.WHITE, 11, "right", False, False))
                 tick += 50
+            if view == "ap":  # ranges already acquired in this exam, so a clipped end shows on the scout
+                for sr in m.series:
+                    o.add(ov.Box(f"series{sr.uid}", u0 + 4, sr.end_mm, u1 - 4, sr.start_mm, (0.6, 0.6, 0.65), 1.0))
+                    o.add(ov.Label(f"series{sr.uid}_label", u1 - 6, sr.start_mm - 10 / vp.pixels_per_mm(),
+                                   f"#{sr.uid} acquired", (0.75, 0.75, 0.8), 11, "right"))
             if m.protocol is not None:
                 color = ov.GREEN if m.confirmed else ov.YELLOW
                 o.add(ov.Box("range", u0, m.end_mm, u1, m.start_mm, color, 2.0))
@@ -556,7 +560,7 @@ class CTConsoleView:
         b = m.bolus
         n = len(b["samples"])
         what = f"monitoring image {n}" if n else "reference image"
-        o.add(ov.Label("info", 8, 14, f"Monitoring slice at table {b['monitor_z_mm']:.1f} mm  ({what})",
+        o.add(ov.Label("info", 8, h - 14, f"Monitoring slice at table {b['monitor_z_mm']:.1f} mm  ({what})",
                        ov.WHITE, 13, "left", True))
         o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
         o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
@@ -570,7 +574,7 @@ class CTConsoleView:
             val = f"{b['samples'][-1][1]:.0f} HU" if n else f"{m.roi_hu(img):.0f} HU"
             o.add(ov.Label("roi_label", x + r + 3, -y, f"ROI {val}", ov.YELLOW, 13))
         else:
-            o.add(ov.Label("hint", 8, h - 14, "Click the descending aorta to place the ROI", ov.YELLOW, 13,
+            o.add(ov.Label("hint", 8, h - 36, "Click the descending aorta to place the ROI", ov.YELLOW, 13,
                            "left", True))
         self.monitor.set_overlays(o)
 

@@ -101,6 +101,9 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
 # Coverage / isocentre / bolus / dose families for the L3-L6 CT tasks.
 # Thresholds (tuned so the reference passes on every subject and seed and a careless plan fails):
 COVERAGE_MIN = 0.98  # per organ, voxel-centre coverage
+# Thin organ ends (costophrenic recesses, kidney poles) hold few voxels, so a range can miss 40 mm of
+# lung base at 99 % voxel coverage; the range must also reach each organ's extreme slices.
+END_TOLERANCE_MM = 6.0
 CCTA_MIN_HEART_COVERAGE = 0.999  # "100 %": allows a stray voxel at a 2 mm grid edge
 MAX_EXCESS_MM = {"lungs": 30.0, "liver": 40.0, "kidneys": 40.0, "heart": 30.0, "kub": 45.0}
 ISOCENTRE_TOL_MM = 15.0  # |y_iso - mean body centre y over the organ range|
@@ -183,6 +186,30 @@ def _verdict(stages: dict[str, bool], checks: dict[str, bool], aq: float, detail
                         reason="; ".join(why))
 
 
+def missed_ends_mm(oracle, organs: tuple[str, ...], intervals: list[tuple[float, float]]) -> dict[str, float]:
+    """Per organ, the largest length (mm) of its top or bottom end left outside every interval."""
+    out = {}
+    for o in organs:
+        zmin, zmax = oracle.organ_z_extent(o)
+        top = min(max(0.0, zmax - hi) if lo <= zmax else zmax - zmin for lo, hi in intervals)
+        bottom = min(max(0.0, lo - zmin) if hi >= zmin else zmax - zmin for lo, hi in intervals)
+        out[o] = round(max(top, bottom), 1)
+    return out
+
+
+def extent_fraction(oracle, organs: tuple[str, ...], intervals: list[tuple[float, float]]) -> float:
+    """Smallest share of an organ's z extent covered by the union of the intervals (2 mm sampling)."""
+    fr = []
+    for o in organs:
+        zmin, zmax = oracle.organ_z_extent(o)
+        zs = np.arange(zmin, zmax + 1e-6, 1.0)
+        inside = np.zeros(zs.shape, bool)
+        for lo, hi in intervals:
+            inside |= (zs >= lo) & (zs <= hi)
+        fr.append(float(inside.mean()))
+    return min(fr)
+
+
 def _series_coverage(state, oracle, spec: CoverageSpec, series: dict) -> tuple[dict, float, float]:
     z_lo, z_hi = _series_interval(state, series)
     covs = {o: round(coverage_fraction(oracle.organ_voxel_z(o), z_lo, z_hi), 4) for o in spec.organs}
@@ -229,10 +256,15 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
                     "scan_length_mm": round(z_hi - z_lo, 1),
                     "thresholds": {"coverage": spec.min_coverage, "max_excess_mm": max_ex}})
+    missed = missed_ends_mm(oracle, spec.organs, [(z_lo, z_hi)])
+    ext_frac = extent_fraction(oracle, spec.organs, [(z_lo, z_hi)])
+    details.update({"missed_end_mm": missed, "extent_covered_fraction": round(ext_frac, 4)})
+    details["thresholds"]["end_tolerance_mm"] = END_TOLERANCE_MM
     checks = {"coverage": min(covs.values()) >= spec.min_coverage,
+              "ends_covered": max(missed.values()) <= END_TOLERANCE_MM,
               "excess": max(ex_top, ex_bottom) <= max_ex}
     eff = min(1.0, (zmax - zmin + 2 * max_ex) / max(z_hi - z_lo, 1e-6))
-    aq = 100.0 * coverage_term(min(covs.values())) * eff
+    aq = 100.0 * coverage_term(min(min(covs.values()), ext_frac)) * eff
     if spec.isocentre:
         target = isocentre_target_y(oracle, spec)
         err = abs(float(s["y_iso_subject"]) - target)
@@ -350,11 +382,15 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
                     "thresholds": {"coverage": spec.min_coverage, "max_extra_length_mm": round(allowed, 1),
                                    "max_excess_mm": max_ex}})
+    missed_after = missed_ends_mm(oracle, spec.organs, intervals)
+    ext_frac = extent_fraction(oracle, spec.organs, intervals)
+    details.update({"missed_end_mm": missed_after, "extent_covered_fraction": round(ext_frac, 4)})
     checks = {"union_coverage": min(covs.values()) >= spec.min_coverage,
+              "ends_covered": max(missed_after.values()) <= END_TOLERANCE_MM,
               "extended_clipped_end": all(e == clipped for e in ends),
               "extra_dose_bounded": extra_len <= allowed,
               "excess": max(ex_top, ex_bottom) <= max_ex}
-    aq = 100.0 * coverage_term(min(covs.values())) * min(1.0, allowed / max(extra_len, 1e-6))
+    aq = 100.0 * coverage_term(min(min(covs.values()), ext_frac)) * min(1.0, allowed / max(extra_len, 1e-6))
     if not checks["extended_clipped_end"]:
         aq *= 0.5
     return _verdict(stages, checks, aq, details, True, "")
