@@ -28,7 +28,7 @@ class Canvas:
         self.xs = (self.origin[0] + self.s * np.arange(nx)).astype(np.float32)
         self.ys = (self.origin[1] + self.s * np.arange(ny)).astype(np.float32)
         self.zs = (self.origin[2] + self.s * np.arange(nz)).astype(np.float32)
-        self._painted: dict[int, list[np.ndarray]] = {}
+        self._painted: dict[int, list] = {}
 
     # ---- boxes -------------------------------------------------------------
     def box(self, lo: Iterable[float], hi: Iterable[float]):
@@ -64,19 +64,38 @@ class Canvas:
         sub[m] = label
         n = int(m.sum())
         if track and n:   # voxels this label actually received (later paints may take some back)
-            kk, jj, ii = np.nonzero(m)
-            flat = ((kk + sl[0].start) * self.shape[1] + (jj + sl[1].start)) * self.shape[2] + (ii + sl[2].start)
-            self._painted.setdefault(label, []).append(flat.astype(np.int64))
+            self._painted.setdefault(label, []).append((sl, m.copy()))
         return n
 
-    def painted_indices(self, label: int) -> np.ndarray:
-        v = self._painted.get(label)
-        return np.unique(np.concatenate(v)) if v else np.zeros(0, np.int64)
+    def painted_union(self, labels: Iterable[int]):
+        """(box slices, bool mask) of every voxel ever painted by any of ``labels``."""
+        items = [it for lb in labels for it in self._painted.get(lb, [])]
+        if not items:
+            return None, None
+        lo = [min(it[0][a].start for it in items) for a in range(3)]
+        hi = [max(it[0][a].stop for it in items) for a in range(3)]
+        box = tuple(slice(lo[a], hi[a]) for a in range(3))
+        m = np.zeros(tuple(hi[a] - lo[a] for a in range(3)), bool)
+        for sl, mk in items:
+            m[tuple(slice(sl[a].start - lo[a], sl[a].stop - lo[a]) for a in range(3))] |= mk
+        return box, m
 
     @property
     def primitive_count(self) -> dict[int, int]:
         """Distinct voxels each tracked label was painted into."""
-        return {k: int(np.unique(np.concatenate(v)).size) for k, v in self._painted.items()}
+        out = {}
+        for k in self._painted:
+            _, m = self.painted_union([k])
+            out[k] = int(m.sum())
+        return out
+
+    def retention(self, labels: Iterable[int]) -> float | None:
+        """Share of the voxels painted by ``labels`` that still hold one of them."""
+        labels = list(labels)
+        box, m = self.painted_union(labels)
+        if box is None or not m.any():
+            return None
+        return float(np.isin(self.labels[box][m], labels).mean())
 
     def paint(self, label: int, lo, hi, fn: Callable, **kw) -> int:
         """Paint where fn(x, y, z) is True (bool) or <= 0 (float) inside the box."""

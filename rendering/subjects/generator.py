@@ -28,7 +28,7 @@ SPACING_MM = 2.0
 # reference body profile (z relative to the jugular notch, 175 cm male)
 _ZP = np.array([-590, -500, -440, -380, -300, -230, -150, -60, 0, 15, 35, 55, 110], float)
 _A = np.array([168, 174, 163, 150, 155, 161, 167, 163, 150, 118, 80, 60, 58], float)      # half width
-_D = np.array([196, 208, 212, 212, 218, 222, 222, 205, 172, 150, 128, 112, 110], float)   # AP depth
+_D = np.array([196, 208, 212, 212, 218, 226, 232, 214, 176, 150, 128, 112, 110], float)   # AP depth
 _LIFT = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 18, 26, 28], float)                    # back off the table
 # vertebral heights incl. disc (mm, reference), C5..L5
 _VH = dict(zip(VERTEBRAE, [16, 16, 16, 20, 21, 21, 22, 22, 23, 23, 24, 25, 26, 27, 28, 32, 33, 34, 34, 33]))
@@ -179,7 +179,7 @@ def build_subject(P: SubjectParams):
         g = body.at(zmid[n])
         rx, ry, rc = level_rad(n)
         i = VERTEBRAE.index(n)
-        para = float(np.interp(i, [0, 3, 10, 15, 19], [20, 24, 28, 28, 28]))
+        para = float(np.interp(i, [0, 3, 8, 12, 15, 19], [20, 21, 21, 25, 28, 28]))
         curve = float(np.interp(i, [0, 3, 8, 12, 15, 17, 19], [0, 0, 5, 0, -4, -7, -3]))
         yb_pts.append(float(g.back_in) - para - 2 * rc - 6 - ry + curve)
     yb_pts.insert(0, yb_pts[0] + 8)
@@ -332,7 +332,7 @@ def build_subject(P: SubjectParams):
         "lv_epi": ((uc, 0, 0), (Lu + 8 * hs, Rl + tw, Rl + tw)),
         "lv_endo": ((uc, 0, 0), (Lu, Rl, Rl)),
         "rv": ((30 * hs, 31 * hs, -3 * hs), (44 * hs, 21 * hs, 34 * hs)),
-        "la": ((-27 * hs, -6 * hs, 4 * hs), (19 * hs, 28 * hs, 21 * hs)),
+        "la": ((-26 * hs, -8 * hs, 2 * hs), (20 * hs, 29 * hs, 22 * hs)),
         "ra": ((-16 * hs, 45 * hs, -10 * hs), (22 * hs, 22 * hs, 27 * hs)),
     }
 
@@ -384,7 +384,8 @@ def build_subject(P: SubjectParams):
             rx_sp = 28.0
             spine_ok = ((x / rx_sp) ** 2 + ((y - ybz) / 26.0) ** 2) > 1
             apex = z_apex - ((x - side * x_ap) ** 2 + ((y - y_ap) * 0.8) ** 2) / (2 * 34.0 * P.lung_scale)
-            return (side * x > 9) & spine_ok & (z <= apex) & (z >= zd(x, y) + 5)
+            behind = (y > ybz + 12) & (np.abs(x) < 42)
+            return (side * x > 9) & spine_ok & ~behind & (z <= apex) & (z >= zd(x, y) + 5)
         return f
     for side, name in ((1, "lung_left"), (-1, "lung_right")):
         lo = [0 if side > 0 else ox, oy, z_lung_low]
@@ -505,8 +506,8 @@ def build_subject(P: SubjectParams):
         return f
     bb = np.abs(RH) @ (np.asarray(a_rv) + 6) + 6
     crv_w = H(*c_rv)
-    cv.paint(L["heart_wall"], crv_w - bb, crv_w + bb, rv_fn(3.5), over=hrt_over + [L["ra_blood"]], track=False)
-    cv.paint(L["rv_blood"], crv_w - bb, crv_w + bb, rv_fn(0.0), over=hrt_over + wall + [L["ra_blood"]])
+    cv.paint(L["heart_wall"], crv_w - bb, crv_w + bb, rv_fn(3.5), over=hrt_over, track=False)
+    cv.paint(L["rv_blood"], crv_w - bb, crv_w + bb, rv_fn(0.0), over=hrt_over + wall)
 
     def lv_fn(axes, ubase):
         def f(x, y, z):
@@ -731,7 +732,7 @@ def build_subject(P: SubjectParams):
     g_s = body.at(zdl - 50)
     sp_c = np.array([0.7 * float(g_s.ai), float(g_s.yc_in) + 0.42 * float(g_s.b_in), zdl - 55 * sz * ss ** 0.33])
     sp_R = rot_from_axes([0.45, -0.89, 0.1], [0, 0, 1])
-    sp_a = np.array([52, 48 * sz, 22]) * ss ** (1 / 3)
+    sp_a = np.array([56, 52 * sz, 25]) * ss ** (1 / 3)
     sp_R = np.stack([sp_R[:, 0], sp_R[:, 1], sp_R[:, 2]], axis=1)
     bb = np.abs(sp_R) @ sp_a + 4
     cv.paint(L["spleen"], sp_c - bb, sp_c + bb,
@@ -881,12 +882,10 @@ def build_subject(P: SubjectParams):
              "x0": "body left-right midline", "y0": "table top (supine: back on y = 0, body at y < 0)",
              "z0": "jugular (sternal) notch"}
     organ_ret = {}
-    flat = cv.labels.ravel()
     for organ in RETENTION_ORGANS:
-        ids = [L[n] for n in ORGANS[organ]]
-        idx = np.unique(np.concatenate([cv.painted_indices(i) for i in ids]))
-        if idx.size:
-            organ_ret[organ] = float(np.isin(flat[idx], ids).mean())
+        r_ = cv.retention([L[n] for n in ORGANS[organ]])
+        if r_ is not None:
+            organ_ret[organ] = r_
     stats = {"build_s": time.perf_counter() - t0, "primitive_count": {int(k): v for k, v in cv.primitive_count.items()},
              "organ_retention": organ_ret}
     return cv.labels, frame, ORC, stats
