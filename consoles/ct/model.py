@@ -247,20 +247,25 @@ class CTModel:
             self._mu = ct_physics.mu_from_hu(self._hu_lut[self.subject.labels])
         return self._mu
 
+    def _projections(self) -> dict[str, np.ndarray]:
+        """Noise-free AP and lateral line integrals (the subject does not move: computed once)."""
+        if getattr(self, "_proj", None) is None:
+            mu = self._mu_volume()
+            sp = self.subject.spacing_mm
+            self._proj = {v: ct_physics.scout_projection(mu, sp, v) for v in ("ap", "lateral")}
+        return self._proj
+
     def _finish_scout(self, log: bool = True) -> None:
-        mu = self._mu_volume()
         spacing = self.subject.spacing_mm
         rng = episode_rng(self.task_id, self.subject.id, self.seed, "scout")
         z = self.subject.world_z()
         top = float(self.table_from_subject_z(z[-1]))
         ox, oy, _ = self.subject.origin_mm
+        proj = self._projections()
         for view, u0, du in (("ap", ox, spacing[0]), ("lateral", oy, spacing[1])):
-            p = ct_physics.scout_projection(mu, spacing, view)
-            noisy = ct_physics.add_scout_noise(p, rng)
+            noisy = ct_physics.add_scout_noise(proj[view], rng)
             self.scouts[view] = ct_physics.Scout(view, np.flipud(noisy), u0, du, top, spacing[2])
-        self.dw_mm = ct_physics.water_equivalent_diameter_mm(
-            ct_physics.scout_projection(mu, spacing, "ap"), ct_physics.scout_projection(mu, spacing, "lateral"),
-            spacing)
+        self.dw_mm = ct_physics.water_equivalent_diameter_mm(proj["ap"], proj["lateral"], spacing)
         self.scout_status = "done"
         if self.protocol is not None and self.protocol.contrast and self.bolus["monitor_z_mm"] is None:
             self.bolus["monitor_z_mm"] = self.default_monitor_z()  # shown on the scout; the user moves it
@@ -458,7 +463,7 @@ class CTModel:
         self._changed("bolus")
 
     def default_monitor_z(self) -> float:
-        return round(self.start_mm - 20.0, 1)
+        return round(self.start_mm - 40.0, 1)
 
     def _monitor_slice(self, t: float, rng: np.random.Generator | None) -> np.ndarray:
         zs = float(self.subject_from_table_z(self.bolus["monitor_z_mm"]))

@@ -273,6 +273,8 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
                         "isocentre_error_mm": round(err, 1), "isocentre_reference": spec.isocentre})
         details["thresholds"]["isocentre_tol_mm"] = tol
         checks["isocentre"] = err <= tol
+        # a start height that happens to be right needs no change: the stage is the isocentre being set
+        stages["isocentre_set"] = stages["isocentre_set"] or err <= tol
         aq *= 1.0 if err <= tol else max(0.0, 1.0 - (err - tol) / (2 * tol))
     if is_ccta:
         aq *= _ccta_checks(state, oracle, s, details, checks)
