@@ -18,22 +18,30 @@ def expand(cards: Iterable[TaskCard], subjects: list[str], seeds: list[int]) -> 
 
 
 class Progress:
-    """One line per finished episode: done/total, PASS so far, ETA from the median pace."""
+    """One line per finished episode: done/total, PASS so far, ETA from the pace of episodes run.
+
+    Skipped (already finished) episodes count as done but not towards the pace, so a resumed run's
+    ETA is not fooled by the instant skips.
+    """
 
     def __init__(self, total: int, out=sys.stderr) -> None:
         self.total, self.out = total, out
-        self.done = self.passed = 0
+        self.done = self.passed = self.skipped = 0
         self.t0 = time.monotonic()
 
     def update(self, v: Verdict, skipped: bool = False) -> None:
         self.done += 1
+        self.skipped += skipped
         self.passed += v.outcome == "PASS"
-        rate = (time.monotonic() - self.t0) / max(1, self.done)
-        eta = rate * (self.total - self.done)
+        ran = self.done - self.skipped
+        if ran:
+            eta_s = f"{(time.monotonic() - self.t0) / ran * (self.total - self.done):.0f} s"
+        else:
+            eta_s = "?"
         tag = "skip " if skipped else ""
         print(f"[{self.done}/{self.total}] {tag}{v.agent} {v.task} {v.subject} seed{v.seed}: {v.outcome} "
               f"(SR {v.sr:.0f} PR {v.pr:.2f} AQ {v.aq:.1f}, {v.steps} steps, {v.termination})  "
-              f"PASS so far {self.passed}  ETA {eta:.0f} s", file=self.out, flush=True)
+              f"PASS so far {self.passed}  ETA {eta_s}", file=self.out, flush=True)
 
 
 def run_sequential(specs: list[EpisodeSpec], make_agent: Callable[[], object], out: Path,
