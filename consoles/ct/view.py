@@ -498,11 +498,11 @@ class CTConsoleView:
             if view == "ap":
                 o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
                 o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
-                o.add(ov.Label("title", 8, h - 14, "AP scout", ov.WHITE, 13, "left", True))
+                o.add(ov.Label("title", 8, 14, "AP scout", ov.WHITE, 13, "left", True))
             else:
                 o.add(ov.Label("orient_a", 8, h / 2, "A", ov.WHITE, 16, "left", True))
                 o.add(ov.Label("orient_p", w - 8, h / 2, "P", ov.WHITE, 16, "right", True))
-                o.add(ov.Label("title", 8, h - 14, "Lateral scout", ov.WHITE, 13, "left", True))
+                o.add(ov.Label("title", 8, 14, "Lateral scout", ov.WHITE, 13, "left", True))
             vp.set_overlays(o)
 
     def _on_ap_mouse(self, kind: str, u: float, v: float, button) -> None:
