@@ -22,7 +22,7 @@ from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, r
 from .labels import L, ORGANS, VERTEBRAE
 from .params import SubjectParams
 
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "1.1.0"
 SPACING_MM = 2.0
 
 # reference body profile (z relative to the jugular notch, 175 cm male)
@@ -364,7 +364,7 @@ def build_subject(P: SubjectParams):
     def zd(x, y):
         """Diaphragm (upper surface) height at (x, y)."""
         yr = (y - y_dome) / b_d
-        fy = np.where(yr > 0, 95 * yr ** 2, 40 * yr ** 2)
+        fy = np.where(yr > 0, 105 * yr ** 2, 40 * yr ** 2)
         zr_ = zdr - 75 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
         zl_ = zdl - 75 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
         return np.maximum(zr_, zl_)
@@ -452,7 +452,7 @@ def build_subject(P: SubjectParams):
     hiatus_z = zmid["T12"]
     g_arch = body.at(z_arch_top)
     asc_top = np.array([-24.0, float(g_arch.yc_in) - 8, z_car - 4])
-    arch_mid = np.array([0.0, y_car - 14, z_arch_top - 12 * as_])
+    arch_mid = np.array([10.0, y_car - 22, z_arch_top - 12 * as_])
     arch_end = np.array([desc[0][0] + 2, y_b(z_car) - 22, z_car + 8])
     ORC["notes"]["aorta"] = "ascending: root to asc_top; arch: asc_top to desc start; descending to hiatus (mid T12)"
 
@@ -748,7 +748,8 @@ def build_subject(P: SubjectParams):
     st_r = [9, 30, 30, 21, 11]
     organ_block = abd_block + [L["liver"], L["spleen"], L["gallbladder"], L["portal_vein"], L["rib"], L["costal_cartilage"]]
     gut_over = [L["fat_visceral"]]
-    _gut(cv, L["stomach"], st_pts, st_r, wall=4.0, content=L["stomach"], gas_frac=0.3, over=gut_over)
+    _gut(cv, L["stomach"], st_pts, st_r, wall=4.0, content=L["stomach"], gas_frac=0.3, over=gut_over,
+         clip=lambda x, y, z: z <= zd(x, y) - 2)
     lm["pylorus"] = np.array(st_pts[-1])
     pan_pts = [[-0.3 * ai_s, y_b(zmid["L2"]) - 42, zmid["L2"] - 4 * sz], [-0.05 * ai_s, conf[1] - 12, zmid["L1"]],
                [0.3 * ai_s, y_b(zmid["L1"]) - 44, zmid["L1"] + 6 * sz], sp_c + np.array([-14, -20, -22 * sz])]
@@ -815,7 +816,11 @@ def build_subject(P: SubjectParams):
     bs = P.bladder_scale ** (1 / 3)
     g_bl = body.at(z_sym + 30 * sz)
     bl_a = np.array([46, 36, 36]) * bs
-    bl_c = np.array([0, float(g_bl.front_in) + 16 + bl_a[1], z_sym + 8 * sz + bl_a[2] * 0.8])
+    bl_z = z_sym + 6 * sz + bl_a[2] * 0.6
+    f_s = np.clip((z_s1 - bl_z) / (z_s1 - z_cox), 0, 1)
+    y_sac_front = y_sac_top + (y_sac_bot - y_sac_top) * f_s ** 0.8 - 14 * np.sin(np.pi * f_s) - (20 - 11 * f_s)
+    bl_y = min(float(g_bl.front_in) + 14 + bl_a[1], y_sac_front - 30 - bl_a[1])
+    bl_c = np.array([0, bl_y, bl_z])
     cv.ellipsoid(L["bladder"], bl_c, bl_a, over=[L["fat_visceral"], L["muscle"]])
     lm["bladder_centre"] = bl_c
     bone_block = [L["pelvis"], L["sacrum"], L["femur"]]
@@ -891,7 +896,8 @@ def build_subject(P: SubjectParams):
     return cv.labels, frame, ORC, stats
 
 
-def _gut(cv: Canvas, wall_label: int, pts, radii, wall: float, content: int, gas_frac: float, over, step: float = 3.0):
+def _gut(cv: Canvas, wall_label: int, pts, radii, wall: float, content: int, gas_frac: float, over, step: float = 3.0,
+         clip=None):
     """A hollow viscus along a centreline: wall, fluid content, and gas in the non-dependent (anterior) part.
 
     Supine patient: gravity is +y, so gas collects where (y - centreline y) < -h*r."""
@@ -923,8 +929,10 @@ def _gut(cv: Canvas, wall_label: int, pts, radii, wall: float, content: int, gas
         g = gas[loc]
         g[better] = (qy < -h * (rr - wall))[better]
     inside = best <= 0
+    if clip is not None:
+        inside &= clip(*cv.coords(sl_all))
     cv.paint_mask(wall_label, sl_all, inside, over=over)
-    lumen = best <= -wall
+    lumen = (best <= -wall) & inside
     if content != wall_label:
         cv.paint_mask(content, sl_all, lumen & ~gas, over=[wall_label], track=False)
     cv.paint_mask(L["bowel_gas"], sl_all, lumen & gas, over=[wall_label, content], track=False)

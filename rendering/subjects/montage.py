@@ -41,10 +41,9 @@ def render_montage(rt, out: str | Path, landmarks: dict | None = None, axial_z: 
             sel = [float(landmarks[k][2]) for k in keys if k in landmarks]
             if len(sel) >= 4:
                 axial_z = sel
-    na = len(axial_z)
-    ncol = max(na, 2) + 2
-    fig = plt.figure(figsize=(2.4 * ncol, 9.6), dpi=dpi)
-    gs = fig.add_gridspec(2, ncol, width_ratios=[1.6, 1.2] + [1] * (ncol - 2))
+    axial_z = list(axial_z)[:8]
+    fig = plt.figure(figsize=(19, 9.6), dpi=dpi)
+    gs = fig.add_gridspec(2, 7, width_ratios=[1.15, 1.15, 0.85, 1, 1, 1, 1])
     col = _label_colours(int(lab.max()) + 1)
     win = lambda a: np.clip((a + 160) / 400.0, 0, 1)  # noqa: E731  W400/L40
     lms = landmarks or {}
@@ -57,35 +56,28 @@ def render_montage(rt, out: str | Path, landmarks: dict | None = None, axial_z: 
         ax.set_yticks([])
 
     ext_cor = [X[0], X[-1], Zc[0], Zc[-1]]
-    ext_sag = [Y[0], Y[-1], Zc[0], Zc[-1]]
-    for row in (0, 1):
-        ax = fig.add_subplot(gs[row, 0])
-        img = hu[:, jc, :] if row == 0 else col[lab[:, jc, :]]
-        show(ax, img, ext_cor, f"coronal y={Y[jc]:.0f} (patient left at right)", rgb=row == 1)
+    for c_, rgb in ((0, False), (1, True)):
+        ax = fig.add_subplot(gs[:, c_])
+        show(ax, col[lab[:, jc, :]] if rgb else hu[:, jc, :], ext_cor,
+             f"coronal y={Y[jc]:.0f} ({'labels' if rgb else 'CT W400/L40'}; patient left at right)", rgb=rgb)
         for k, p in lms.items():
-            if abs(p[1] - Y[jc]) < 25:
-                ax.plot(p[0], p[2], "r.", ms=3)
+            if abs(p[1] - Y[jc]) < 30:
+                ax.plot(p[0], p[2], "r.", ms=4)
         for zz in axial_z:
             ax.axhline(zz, color="y", lw=0.4)
-        ax = fig.add_subplot(gs[row, 1])
-        img = hu[:, :, ic] if row == 0 else col[lab[:, :, ic]]
-        show(ax, img[:, ::-1] if row == 0 else img[:, ::-1], [Y[-1], Y[0], Zc[0], Zc[-1]],
-             "sagittal x=0 (anterior at right)", rgb=row == 1)
+    ax = fig.add_subplot(gs[:, 2])
+    show(ax, hu[:, :, ic][:, ::-1], [Y[-1], Y[0], Zc[0], Zc[-1]], "sagittal x=0 (anterior at right)")
+    for k, p in lms.items():
+        if abs(p[0]) < 25:
+            ax.plot(p[1], p[2], "r.", ms=4)
+    for c_, zz in enumerate(axial_z):
+        kk = int(np.clip(round((zz - oz) / sz), 0, nz - 1))
+        ax = fig.add_subplot(gs[c_ // 4, 3 + c_ % 4])
+        # radiological display: anterior up, patient left on the image right (x increasing)
+        show(ax, hu[kk][::-1], [X[0], X[-1], -Y[-1], -Y[0]], f"axial z={Zc[kk]:.0f}")
         for k, p in lms.items():
-            if abs(p[0]) < 25:
-                ax.plot(p[1], p[2], "r.", ms=3)
-        for c_, zz in enumerate(axial_z):
-            kk = int(np.clip(round((zz - oz) / sz), 0, nz - 1))
-            ax = fig.add_subplot(gs[row, 2 + c_]) if 2 + c_ < ncol else None
-            if ax is None:
-                continue
-            img = hu[kk] if row == 0 else col[lab[kk]]
-            # radiological display: patient left on image right is x increasing to the right, anterior up
-            show(ax, img[::-1] if row == 0 else img[::-1], [X[0], X[-1], -Y[-1], -Y[0]], f"axial z={Zc[kk]:.0f}",
-                 rgb=row == 1)
-            for k, p in lms.items():
-                if abs(p[2] - Zc[kk]) < 3:
-                    ax.plot(p[0], -p[1], "r.", ms=4)
+            if abs(p[2] - Zc[kk]) < 3:
+                ax.plot(p[0], -p[1], "r.", ms=5)
     fig.suptitle(f"subject {rt.id} v{rt.version}  (LPS mm; z=0 jugular notch, y=0 table top)", fontsize=10)
     fig.tight_layout()
     out = Path(out)

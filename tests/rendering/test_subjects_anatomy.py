@@ -8,8 +8,8 @@ from scipy import ndimage as ndi
 from tests.rendering.subject_cache import ALL_IDS
 
 # published adult ranges (ml / mm), generous at the edges for a 2 mm phantom
-VOLUME_ML = {"lungs": (2400, 7500), "liver": (900, 2600), "spleen": (80, 450), "kidney_left": (90, 260),
-             "kidney_right": (90, 260), "heart": (300, 1000), "bladder": (100, 700), "lv_blood": (60, 220),
+VOLUME_ML = {"lungs": (2200, 7500), "liver": (900, 2600), "spleen": (80, 450), "kidney_left": (90, 260),
+             "kidney_right": (90, 260), "heart": (250, 1000), "bladder": (100, 700), "lv_blood": (60, 220),
              "lv_myocardium": (60, 250)}
 SOLID = ["liver", "spleen", "kidney_left", "kidney_right", "heart", "lv", "rv", "la", "aorta", "bladder",
          "pancreas", "trachea", "pulmonary_artery", "ivc", "svc", "oesophagus", "gallbladder"]
