@@ -22,7 +22,7 @@ from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, r
 from .labels import L, ORGANS, VERTEBRAE
 from .params import SubjectParams
 
-GENERATOR_VERSION = "1.1.0"
+GENERATOR_VERSION = "1.2.0"
 SPACING_MM = 2.0
 
 # reference body profile (z relative to the jugular notch, 175 cm male)
@@ -691,7 +691,7 @@ def build_subject(P: SubjectParams):
     g_l = body.at(zdr - 60)
     ai_l, bin_l, ycin_l, fin_l = float(g_l.ai), float(g_l.b_in), float(g_l.yc_in), float(g_l.front_in)
     rl_c = np.array([-0.42 * ai_l, ycin_l + 0.02 * bin_l, zdr - 68 * ls * sz])
-    rl_a = np.array([0.56 * ai_l, 0.86 * bin_l, 92 * ls * sz])
+    rl_a = np.array([0.58 * ai_l, 0.87 * bin_l, 94 * ls * sz])
     ll_c = np.array([0.02 * ai_l, fin_l + 0.36 * bin_l, zdr - 40 * sz])
     ll_a = np.array([0.42 * ai_l, 0.36 * bin_l, 38 * ls * sz])
     R_ll = rot_zyx(np.deg2rad(-12), 0, 0)
@@ -732,7 +732,7 @@ def build_subject(P: SubjectParams):
     g_s = body.at(zdl - 50)
     sp_c = np.array([0.7 * float(g_s.ai), float(g_s.yc_in) + 0.42 * float(g_s.b_in), zdl - 55 * sz * ss ** 0.33])
     sp_R = rot_from_axes([0.45, -0.89, 0.1], [0, 0, 1])
-    sp_a = np.array([56, 52 * sz, 25]) * ss ** (1 / 3)
+    sp_a = np.array([60, 56 * sz, 27]) * ss ** (1 / 3)
     sp_R = np.stack([sp_R[:, 0], sp_R[:, 1], sp_R[:, 2]], axis=1)
     bb = np.abs(sp_R) @ sp_a + 4
     cv.paint(L["spleen"], sp_c - bb, sp_c + bb,
@@ -777,6 +777,23 @@ def build_subject(P: SubjectParams):
         cv.paint_mask(L["sacrum"], (slice(k, k + 1), slice(0, ny), slice(0, nx)), m[None],
                       notover=[L["artery_other"], L["vein_other"], L["skin"]], track=False)
     lm["sacral_promontory"] = np.array([0, y_sac_top - 18, z_s1])
+    # bladder (before the hip bones, which then leave it alone)
+    bs = P.bladder_scale ** (1 / 3)
+    g_bl = body.at(z_sym + 30 * sz)
+    bl_a = np.array([46, 36, 36]) * bs
+    bl_z = z_sym + 6 * sz + bl_a[2] * 0.6
+    f_s = np.clip((z_s1 - bl_z) / (z_s1 - z_cox), 0, 1)
+    y_sac_front = y_sac_top + (y_sac_bot - y_sac_top) * f_s ** 0.8 - 14 * np.sin(np.pi * f_s) - (20 - 11 * f_s)
+    room = (y_sac_front - 22) - (float(g_bl.front_in) + 10)     # AP space between the wall and the sacrum
+    if 2 * bl_a[1] > room:                                      # flatter and wider, same volume
+        ratio = max(room, 30.0) / (2 * bl_a[1])
+        bl_a = bl_a * np.array([ratio ** -0.5, ratio, ratio ** -0.5])
+    bl_y = float(g_bl.front_in) + 12 + bl_a[1]
+    bl_c = np.array([0, bl_y, bl_z])
+    cv.ellipsoid(L["bladder"], bl_c, bl_a, over=[L["fat_visceral"], L["muscle"]])
+    kb, jb, ib = np.nonzero(cv.labels == L["bladder"])
+    pb = np.stack([cv.xs[ib], cv.ys[jb], cv.zs[kb]], axis=1).astype(float)
+    lm["bladder_centre"] = pb[int(np.argmin(np.linalg.norm(pb - bl_c, axis=1)))]
     pel_over = [L["fat_visceral"], L["muscle"], L["fat_subcutaneous"]]
     for sg in (-1, 1):
         cx = sg * (x_fh - 22)
@@ -812,17 +829,7 @@ def build_subject(P: SubjectParams):
     lm["iliac_crest_left"] = np.array([0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
     lm["iliac_crest_right"] = np.array([-0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
 
-    # ------------------------------------------------------------------ bladder, ureters, colon, small bowel
-    bs = P.bladder_scale ** (1 / 3)
-    g_bl = body.at(z_sym + 30 * sz)
-    bl_a = np.array([46, 36, 36]) * bs
-    bl_z = z_sym + 6 * sz + bl_a[2] * 0.6
-    f_s = np.clip((z_s1 - bl_z) / (z_s1 - z_cox), 0, 1)
-    y_sac_front = y_sac_top + (y_sac_bot - y_sac_top) * f_s ** 0.8 - 14 * np.sin(np.pi * f_s) - (20 - 11 * f_s)
-    bl_y = min(float(g_bl.front_in) + 14 + bl_a[1], y_sac_front - 30 - bl_a[1])
-    bl_c = np.array([0, bl_y, bl_z])
-    cv.ellipsoid(L["bladder"], bl_c, bl_a, over=[L["fat_visceral"], L["muscle"]])
-    lm["bladder_centre"] = bl_c
+    # ------------------------------------------------------------------ ureters, colon, small bowel
     bone_block = [L["pelvis"], L["sacrum"], L["femur"]]
     for sg, nm in ((1, "left"), (-1, "right")):
         kk = kid[nm]
