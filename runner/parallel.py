@@ -40,8 +40,8 @@ def episode_deadline_s(spec: EpisodeSpec, per_step_s: float = 30.0, base_s: floa
 
 # ---- process helpers (Linux /proc; no psutil needed) ------------------------------------------
 
-def descendants(pid: int) -> list[int]:
-    """All live descendants of `pid` (children first found by scanning /proc/*/stat)."""
+def process_children() -> dict[int, list[int]]:
+    """ppid -> child pids of every live process (one scan of /proc/*/stat)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -53,6 +53,12 @@ def descendants(pid: int) -> list[int]:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    """All live descendants of `pid` (pass `children` to reuse one /proc scan for many pids)."""
+    children = process_children() if children is None else children
     out, todo = [], [pid]
     while todo:
         for c in children.get(todo.pop(), []):
@@ -217,6 +223,8 @@ class RetryBook:
         """A worker returned a verdict: accept it or, if INVALID with retries left, redo it."""
         if v.outcome == "INVALID" and self.invalid_tries[idx] < self.max_invalid:
             self.invalid_tries[idx] += 1
+            self.note(idx, f"INVALID ({v.reason.splitlines()[0][:120] if v.reason else 'no reason'}); "
+                           f"retry {self.invalid_tries[idx]}/{self.max_invalid}")
             discard_episode(self.out, self.specs[idx], self.agent_name)
             self.queue.appendleft(idx)
             return
@@ -226,6 +234,9 @@ class RetryBook:
     def crashed(self, idx: int, why: str) -> None:
         """The worker running `idx` died or hung (and was killed): retry, or record INVALID."""
         self.crash_tries[idx] += 1
+        self.note(idx, f"{why.splitlines()[0][:160]}; "
+                       + (f"retry {self.crash_tries[idx]}/{self.max_crash}" if self.crash_tries[idx] <= self.max_crash
+                          else "recorded INVALID"))
         if self.crash_tries[idx] <= self.max_crash:
             self.queue.appendleft(idx)
             return
@@ -233,6 +244,10 @@ class RetryBook:
                          f"worker failed {self.crash_tries[idx]} times; last: {why}")
         self.verdicts[idx] = v
         self.progress.update(v)
+
+    def note(self, idx: int, text: str) -> None:
+        s = self.specs[idx]
+        print(f"  ! {s.card.id} {s.subject} seed{s.seed}: {text}", file=self.progress.out, flush=True)
 
     def pending(self) -> bool:
         return any(v is None for v in self.verdicts)
@@ -275,8 +290,9 @@ def run_parallel(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out
             now = time.monotonic()
             if now - last_scan >= WATCH_TICK_S:  # remember who each worker started, for the kill
                 last_scan = now
+                tree = process_children()
                 for w in busy:
-                    w.known_pids |= set(descendants(w.proc.pid))
+                    w.known_pids |= set(descendants(w.proc.pid, tree))
             for i, w in enumerate(pool):
                 if w.job is None:
                     continue

@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -163,40 +164,6 @@ def _tree_ok(out: Path) -> None:
 # ---- on the real console ---------------------------------------------------------------------
 
 @pytest.mark.display
-def test_one_worker_two_workers_and_ray_give_identical_verdicts(tmp_path):
-    _console_or_skip()
-    from runner.ray_backend import run_ray
-    from runner.run import run_sequential
-
-    specs = _specs([0, 1])
-    factory = functools.partial(make_agent, "reference")
-    quiet = open(os.devnull, "w")
-    with ProcessWatcher() as watch:
-        one = run_sequential(specs, factory, tmp_path / "one", "reference")
-        two = run_parallel(specs, factory, tmp_path / "two", "reference", workers=2,
-                           progress=Progress(2, out=quiet))
-        import ray
-
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        try:
-            on_ray = run_ray(specs, factory, tmp_path / "ray", "reference", workers=2,
-                             progress=Progress(2, out=quiet))
-        finally:
-            ray.shutdown()
-    assert [v.outcome for v in one] == ["PASS", "PASS"], [v.reason for v in one]
-    for other in (two, on_ray):
-        assert [{k: v.model_dump()[k] for k in KEYS} for v in other] == \
-               [{k: v.model_dump()[k] for k in KEYS} for v in one]
-    for name in ("two", "ray"):
-        _tree_ok(tmp_path / name)
-        for k in (0, 1):
-            rel = Path("reference") / TASK / "dev" / f"seed{k}"
-            for f in ("final.png", "state.json"):
-                assert (tmp_path / name / rel / f).read_bytes() == (tmp_path / "one" / rel / f).read_bytes()
-    assert watch.leftovers() == []
-
-
-@pytest.mark.display
 def test_hung_and_dead_workers_are_killed_and_their_episodes_retried(tmp_path):
     _console_or_skip()
     markers = tmp_path / "markers"
@@ -226,5 +193,61 @@ def test_invalid_episodes_are_retried_then_recorded_invalid(tmp_path):
     assert vs[0].outcome != "INVALID" and vs[0].termination == "done"
     assert vs[1].outcome == "INVALID" and "injected fault" in vs[1].reason
     assert attempts(markers, 0) == 2 and attempts(markers, 1) == 2
+    _tree_ok(tmp_path / "out")
+    assert watch.leftovers() == []
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    _console_or_skip()
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.display
+def test_one_worker_two_workers_and_ray_give_identical_verdicts(tmp_path, local_ray):
+    from runner.ray_backend import run_ray
+    from runner.run import run_sequential
+
+    specs = _specs([0, 1])
+    factory = functools.partial(make_agent, "reference")
+    quiet = open(os.devnull, "w")
+    with ProcessWatcher() as watch:
+        one = run_sequential(specs, factory, tmp_path / "one", "reference")
+        two = run_parallel(specs, factory, tmp_path / "two", "reference", workers=2,
+                           progress=Progress(2, out=quiet))
+        on_ray = run_ray(specs, factory, tmp_path / "ray", "reference", workers=2,
+                         progress=Progress(2, out=quiet))
+    assert [v.outcome for v in one] == ["PASS", "PASS"], [v.reason for v in one]
+    for other in (two, on_ray):
+        assert [{k: v.model_dump()[k] for k in KEYS} for v in other] == \
+               [{k: v.model_dump()[k] for k in KEYS} for v in one]
+    for name in ("two", "ray"):
+        _tree_ok(tmp_path / name)
+        for k in (0, 1):
+            rel = Path("reference") / TASK / "dev" / f"seed{k}"
+            for f in ("final.png", "state.json"):
+                assert (tmp_path / name / rel / f).read_bytes() == (tmp_path / "one" / rel / f).read_bytes()
+    assert watch.leftovers() == []
+
+
+@pytest.mark.display
+def test_ray_kills_a_hung_actor_and_retries_its_episode(tmp_path, local_ray):
+    from ray import cloudpickle
+
+    from runner.ray_backend import run_ray
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # actors cannot import this test module
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    factory = functools.partial(FlakyAgent, str(markers), {0: "hang"})
+    with ProcessWatcher() as watch:
+        vs = run_ray(_specs([0]), factory, tmp_path / "out", "flaky", workers=1, episode_timeout_s=20,
+                     progress=Progress(1, out=open(os.devnull, "w")))
+    assert vs[0].termination == "done" and vs[0].outcome != "INVALID", vs[0].reason
+    assert attempts(markers, 0) == 2
     _tree_ok(tmp_path / "out")
     assert watch.leftovers() == []
