@@ -34,7 +34,9 @@ class Progress:
         self.skipped += skipped
         self.passed += v.outcome == "PASS"
         ran = self.done - self.skipped
-        if ran:
+        if self.done >= self.total:
+            eta_s = "0 s"
+        elif ran:
             eta_s = f"{(time.monotonic() - self.t0) / ran * (self.total - self.done):.0f} s"
         else:
             eta_s = "?"
