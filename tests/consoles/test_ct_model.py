@@ -78,7 +78,7 @@ def test_one_long_wait_equals_many_short_ones(rt):
 
 def test_roi_outside_the_aorta_never_triggers(rt):
     m = _ccta_ready(rt)
-    m.set_roi(0.0, -200.0)  # outside the body: air
+    m.set_roi(-184.0, -234.0)  # grid corner, outside the body: air
     m.start_bolus_tracking()
     _run(m, 5, 80, 5.0)
     assert m.bolus["status"] == "done" and m.bolus["t_trigger"] is None and not m.series

@@ -141,7 +141,8 @@ class CTReferenceSolver:
             if abs(have - want) > POSITION_TOLERANCE_MM:
                 handle = geo.get(f"scout_ap.range_{edge}_edge")
                 t = tf.get("scout_ap")
-                if handle and t and abs(have - want) > 15:
+                on_screen = handle is not None and 0 <= _centre(handle)[1] < obs.height
+                if on_screen and t and abs(have - want) > 15:  # an edge beyond the screen is typed instead
                     x, y = _centre(handle)
                     ty = int(round(t["ay"] * want + t["by"]))
                     ty = min(max(ty, 0), obs.height - 1)
