@@ -21,5 +21,8 @@ def run_console(modality: str, build: Callable, argv: list[str] | None = None) -
     subject = load_runtime(args.subject)
     w, h = card.observation.width, card.observation.height
     shell = ConsoleShell(args, w, h)
+    # Recorded in every state dump so a scorer never judges an episode against other anatomy.
+    shell.provenance = {"subject": subject.id, "subject_version": subject.version,
+                        "task": card.id, "task_version": card.version, "seed": args.seed}
     shell.attach(build(card, subject, args.seed, w, h))
     return shell.run()

@@ -74,6 +74,7 @@ class ConsoleShell:
         self.layout = QtWidgets.QVBoxLayout(self.window)
         self.layout.setContentsMargins(0, 0, 0, 0)
         self.controller: ConsoleController | None = None
+        self.provenance: dict[str, Any] = {}
         self.protocol = ControlProtocol()
         self._server: QtNetwork.QLocalServer | None = None
         self._clients: list[QtNetwork.QLocalSocket] = []
@@ -148,6 +149,7 @@ class ConsoleShell:
     def cmd_state(self) -> dict[str, Any]:
         assert self.controller is not None
         state = self.controller.state()
+        state["provenance"] = dict(self.provenance)
         state["sim_time"] = self.clock.now
         state["console_version"] = CONSOLE_VERSION
         return {"state": state}
