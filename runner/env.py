@@ -32,7 +32,7 @@ from runner.capture import ScreenCapture
 from runner.console_process import ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
-from runner.episode import POINTER_HOME, EpisodeSpec, _verdict
+from runner.episode import POINTER_HOME, EpisodeSpec, make_verdict
 from runner.taskcard import TaskCard, load_card
 from runner.xinput import open_input
 
@@ -170,8 +170,8 @@ class MedImageOSEnv(gym.Env):
                 state = self._console.state()
             except ConsoleFault as exc:
                 termination, fault = "fault", f"console fault: {exc}"
-        verdict = _verdict(self.card, self._episode, self.agent_name, state, self._steps, self._rejected,
-                           termination, fault, time.monotonic() - self._wall0, self._sim_time)
+        verdict = make_verdict(self.card, self._episode, self.agent_name, state, self._steps, self._rejected,
+                               termination, fault, time.monotonic() - self._wall0, self._sim_time)
         self._over = True
         self._stop_console()
         return verdict

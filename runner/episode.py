@@ -120,8 +120,8 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
             except Exception:  # noqa: BLE001
                 pass
         console.stop()
-    verdict = _verdict(card, spec, agent.name, state, steps, rejected, termination, fault,
-                       time.monotonic() - wall0, sim_time)
+    verdict = make_verdict(card, spec, agent.name, state, steps, rejected, termination, fault,
+                           time.monotonic() - wall0, sim_time)
     results.write_json_atomic(work / "verdict.json", verdict.model_dump())
     results.publish(work, final_dir)
     return verdict
@@ -136,8 +136,9 @@ def _receipt(step, sim_time, raw, action, repairs, status, feedback, shot, agent
     return r
 
 
-def _verdict(card: TaskCard, spec: EpisodeSpec, agent_name: str, state, steps: int, rejected: int,
-             termination: str, fault: str, wall: float, sim_time: float) -> Verdict:
+def make_verdict(card: TaskCard, spec: EpisodeSpec, agent_name: str, state, steps: int, rejected: int,
+                 termination: str, fault: str, wall: float, sim_time: float) -> Verdict:
+    """The episode's verdict: INVALID on any fault or missing state dump, else the oracle's judgement."""
     common = dict(task=card.id, task_version=card.version, modality=card.modality, level=card.level,
                   subject=spec.subject, seed=spec.seed, agent=agent_name, steps=steps,
                   rejected_steps=rejected, termination=termination, wall_seconds=round(wall, 3),

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runner import results
-from runner.episode import EpisodeSpec
+from runner.episode import EpisodeSpec, make_verdict
 from runner.run import Progress
 from scoring.verdict import Verdict
 
@@ -176,10 +176,7 @@ def _kill(worker: _Worker) -> None:
 
 def fault_verdict(spec: EpisodeSpec, agent_name: str, reason: str) -> Verdict:
     """INVALID verdict for an episode no worker could finish."""
-    c = spec.card
-    return Verdict(task=c.id, task_version=c.version, modality=c.modality, level=c.level,
-                   subject=spec.subject, seed=spec.seed, agent=agent_name, outcome="INVALID",
-                   sr=0.0, pr=0.0, aq=0.0, steps=0, termination="fault", reason=reason)
+    return make_verdict(spec.card, spec, agent_name, None, 0, 0, "fault", reason, 0.0, 0.0)
 
 
 def record_fault(out: Path, spec: EpisodeSpec, agent_name: str, reason: str) -> Verdict:
