@@ -10,7 +10,7 @@ See rendering/subjects/README.md for the bundle format and the tissue tables.
 Consoles read only this runtime half; the oracle half is read by scoring/subject_oracle.py.
 """
 from .bundle import SubjectError
-from .generator import GENERATOR_VERSION
+from .version import GENERATOR_VERSION
 from .runtime import SubjectRuntime, build_procedural, list_subjects, load_runtime
 from .tissues import COMPARTMENTS, TissueTable
 

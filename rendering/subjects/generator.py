@@ -22,7 +22,7 @@ from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, r
 from .labels import L, ORGANS, VERTEBRAE
 from .params import SubjectParams
 
-GENERATOR_VERSION = "1.2.0"
+from .version import GENERATOR_VERSION  # noqa: E402,F401  (one definition, cheap to import)
 SPACING_MM = 2.0
 
 # reference body profile (z relative to the jugular notch, 175 cm male)

@@ -14,8 +14,7 @@ import numpy as np
 
 from . import bundle as B
 from .bundle import SubjectError
-from .derive import body_profile, mask_landmarks, organ_label_ids, retention
-from .generator import GENERATOR_VERSION, build_subject
+from .version import GENERATOR_VERSION
 from .labels import LABEL_NAMES
 from .params import cohort_ids, parse_id, sample_params
 from .tissues import TissueTable, default_table
@@ -113,6 +112,9 @@ def build_procedural(subject_id: str, force: bool = False) -> Path:
     d = B.procedural_dir(subject_id, GENERATOR_VERSION)
     if (d / "runtime.json").exists() and not force:
         return d
+    # The generator and its scipy imports load only when a bundle is actually built.
+    from .derive import body_profile, mask_landmarks, organ_label_ids, retention
+    from .generator import build_subject
     if force and d.exists():
         import shutil
         shutil.rmtree(d)
