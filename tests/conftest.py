@@ -1,7 +1,6 @@
 """Shared fixtures. Display tests start their own Xvfb; nothing here is mocked."""
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
@@ -30,3 +29,12 @@ def descendants_alive(pids: list[int]) -> list[int]:
         except FileNotFoundError:
             pass
     return alive
+
+
+def require_console() -> None:
+    """Xvfb and the development subject must be available: a missing install step fails the test."""
+    if shutil.which("Xvfb") is None:
+        pytest.fail("Xvfb is not installed: run scripts/bootstrap.sh")
+    from rendering.subjects import load_runtime
+
+    load_runtime("dev")

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, rot_zyx, segment_distance
+from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, rot_zyx
 from .labels import L, ORGANS, VERTEBRAE
 from .params import SubjectParams
 

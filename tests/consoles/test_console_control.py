@@ -1,7 +1,6 @@
 """The control socket of a real console under Xvfb, and pixel probes of the VTK viewport mapping."""
 from __future__ import annotations
 
-import numpy as np
 
 from runner.actions import Action
 from runner.capture import ScreenCapture

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
 
 from runner.parallel import _ours, descendants, pid_alive
+from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
 pytestmark = pytest.mark.display
@@ -15,14 +15,7 @@ pytestmark = pytest.mark.display
 
 @pytest.fixture()
 def env():
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed")
-    try:
-        from rendering.subjects import load_runtime
-
-        load_runtime("dev")
-    except Exception as exc:  # noqa: BLE001 - the development subject may not be built yet
-        pytest.skip(f"development subject not available: {exc!r}")
+    require_console()
     from runner.env import MedImageOSEnv
 
     e = MedImageOSEnv(TASK, "dev")

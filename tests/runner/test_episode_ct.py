@@ -26,7 +26,7 @@ def test_reference_passes_noop_fails_and_runs_are_byte_identical(display, tmp_pa
     card = load_card(TASK)
     v1 = run_episode(EpisodeSpec(card, "dev", 0), ReferenceAgent(), tmp_path / "a", display)
     v2 = run_episode(EpisodeSpec(card, "dev", 0), ReferenceAgent(), tmp_path / "b", display)
-    assert v1.outcome == "PASS", v1.reason
+    assert v1.outcome == "PASS" and v2.outcome == "PASS", (v1.reason, v2.reason)
     assert v1.sr == 1.0 and v1.pr == 1.0 and v1.termination == "done"
     d1 = episode_dir(tmp_path / "a", "reference", TASK, "dev", 0)
     d2 = episode_dir(tmp_path / "b", "reference", TASK, "dev", 0)

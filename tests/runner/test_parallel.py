@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -17,6 +16,7 @@ from runner.agents.base import AgentFault
 from runner.parallel import RetryBook, _ours, descendants, pid_alive, run_parallel
 from runner.run import Progress
 from runner.taskcard import TaskCard
+from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details", "sim_seconds")
@@ -135,16 +135,6 @@ class ProcessWatcher:
         return alive
 
 
-def _console_or_skip() -> None:
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed")
-    try:
-        from rendering.subjects import load_runtime
-
-        load_runtime("dev")
-    except Exception as exc:  # noqa: BLE001 - the development subject may not be built yet
-        pytest.skip(f"development subject not available: {exc!r}")
-
 
 def _specs(seeds):
     from runner.episode import EpisodeSpec
@@ -165,7 +155,7 @@ def _tree_ok(out: Path) -> None:
 
 @pytest.mark.display
 def test_hung_and_dead_workers_are_killed_and_their_episodes_retried(tmp_path):
-    _console_or_skip()
+    require_console()
     markers = tmp_path / "markers"
     markers.mkdir()
     factory = functools.partial(FlakyAgent, str(markers), {0: "hang", 1: "die"})
@@ -183,7 +173,7 @@ def test_hung_and_dead_workers_are_killed_and_their_episodes_retried(tmp_path):
 
 @pytest.mark.display
 def test_invalid_episodes_are_retried_then_recorded_invalid(tmp_path):
-    _console_or_skip()
+    require_console()
     markers = tmp_path / "markers"
     markers.mkdir()
     factory = functools.partial(FlakyAgent, str(markers), {0: "fault", 1: "always_fault"})
@@ -199,7 +189,7 @@ def test_invalid_episodes_are_retried_then_recorded_invalid(tmp_path):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    _console_or_skip()
+    require_console()
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

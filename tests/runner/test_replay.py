@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from runner.agents import make_agent
 from runner.agents.base import AgentFault, Observation
 from runner.agents.replay import DONE, ReplayAgent, find_receipts, load_receipts, replay_text
 from runner.taskcard import TaskCard
+from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
 CLICK = {"action": "click", "x": 10, "y": 20, "button": "left"}
@@ -96,16 +96,6 @@ def test_make_agent_builds_replay(tmp_path):
 
 # ---- on the real console ---------------------------------------------------------------------
 
-def _console_or_skip() -> None:
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed")
-    try:
-        from rendering.subjects import load_runtime
-
-        load_runtime("dev")
-    except Exception as exc:  # noqa: BLE001 - the development subject may not be built yet
-        pytest.skip(f"development subject not available: {exc!r}")
-
 
 def _pngs(d: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.glob("*.png"))}
@@ -116,7 +106,7 @@ KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "
 
 @pytest.mark.display
 def test_replaying_a_reference_run_reproduces_verdict_and_screenshots(tmp_path):
-    _console_or_skip()
+    require_console()
     from runner.agents.reference import ReferenceAgent
     from runner.display import VirtualDisplay
     from runner.episode import EpisodeSpec, run_episode

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,22 +14,13 @@ from pathlib import Path
 import pytest
 
 from runner.parallel import _ours, descendants, pid_alive
+from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
 SEEDS = [0, 1, 2]
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details")
 pytestmark = pytest.mark.display
 
-
-def _console_or_skip() -> None:
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed")
-    try:
-        from rendering.subjects import load_runtime
-
-        load_runtime("dev")
-    except Exception as exc:  # noqa: BLE001 - the development subject may not be built yet
-        pytest.skip(f"development subject not available: {exc!r}")
 
 
 def _cli() -> list[str]:
@@ -93,7 +83,7 @@ def _wait_for(cond, proc: subprocess.Popen, timeout_s: float) -> bool:
 
 
 def test_sigkill_mid_run_then_resume_ends_every_episode_once_with_identical_verdicts(tmp_path):
-    _console_or_skip()
+    require_console()
     # the uninterrupted reference run: one worker, in-process (the sequential path)
     ref = subprocess.run(_cli() + ["run", "--agent", "noop", "--tasks", TASK, "--subjects", "dev",
                                    "--seeds", ",".join(map(str, SEEDS)), "--out", str(tmp_path / "clean"),
