@@ -48,7 +48,7 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
     """Run (or skip, if already finished) one episode and return its verdict."""
     card = spec.card
     final_dir = results.episode_dir(out_root, agent.name, card.id, spec.subject, spec.seed)
-    if results.is_finished(final_dir):
+    if results.is_finished(final_dir, card.version):
         return Verdict.model_validate_json((final_dir / "verdict.json").read_text())
     work = results.fresh_work_dir(final_dir)
     wall0 = time.monotonic()

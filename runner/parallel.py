@@ -209,7 +209,7 @@ class RetryBook:
         self.queue: deque[int] = deque()
         for i, spec in enumerate(specs):
             final = results.episode_dir(out, agent_name, spec.card.id, spec.subject, spec.seed)
-            if results.is_finished(final):
+            if results.is_finished(final, spec.card.version):
                 v = Verdict.model_validate_json((final / "verdict.json").read_text())
                 self.verdicts[i] = v
                 progress.update(v, skipped=True)

@@ -23,8 +23,17 @@ def episode_dir(root: Path, agent: str, task: str, subject: str, seed: int) -> P
     return Path(root) / safe_name(agent) / task / subject / f"seed{seed}"
 
 
-def is_finished(final_dir: Path) -> bool:
-    return (final_dir / "verdict.json").is_file()
+def is_finished(final_dir: Path, task_version: str | None = None) -> bool:
+    """A verdict exists (for this task version, if given: an episode of an older card is redone)."""
+    path = final_dir / "verdict.json"
+    if not path.is_file():
+        return False
+    if task_version is None:
+        return True
+    try:
+        return json.loads(path.read_text()).get("task_version") == task_version
+    except (OSError, ValueError):
+        return False  # unreadable verdict: redo the episode
 
 
 def fresh_work_dir(final_dir: Path) -> Path:

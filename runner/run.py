@@ -55,7 +55,7 @@ def run_sequential(specs: list[EpisodeSpec], make_agent: Callable[[], object], o
     try:
         for spec in specs:
             final = episode_dir(out, agent_name, spec.card.id, spec.subject, spec.seed)
-            skipped = is_finished(final)
+            skipped = is_finished(final, spec.card.version)
             w, h = spec.card.observation.width, spec.card.observation.height
             if display is None or not display.alive() or (display.width, display.height) != (w, h):
                 if display is not None:

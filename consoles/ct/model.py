@@ -38,6 +38,18 @@ DEFAULT_THRESHOLD_HU = 150.0
 DEFAULT_TRIGGER_DELAY_S = 6.0
 
 
+def _seeded_offset(rng: np.random.Generator, perturbations: dict, name: str) -> float:
+    """A seeded offset in mm from the card: `<name>_mm: [lo, hi]` draws uniformly in the range;
+    `<name>_abs_mm: [lo, hi]` draws a magnitude in the range with a random sign, so the start
+    state is always clearly wrong (the default plan never already fits the anatomy)."""
+    lo, hi = perturbations.get(f"{name}_mm", [0.0, 0.0])
+    value = float(rng.uniform(lo, hi))
+    if f"{name}_abs_mm" in perturbations:
+        lo, hi = perturbations[f"{name}_abs_mm"]
+        value = float(rng.choice([-1.0, 1.0]) * rng.uniform(lo, hi))
+    return round(value, 1)
+
+
 class ConsoleActionError(ValueError):
     """An operation the console refuses in its current state (shown to the user as a message)."""
 
@@ -85,13 +97,8 @@ class CTModel:
         initial_state = dict(initial_state or {})
         perturbations = dict(perturbations or {})
         rng = episode_rng(task_id, subject.id, seed, "perturbation")
-        lo, hi = perturbations.get("patient_shift_mm", [0.0, 0.0])
-        self.patient_shift_mm = round(float(rng.uniform(lo, hi)), 1)
-        lo, hi = perturbations.get("table_height_offset_mm", [0.0, 0.0])
-        self.table_height_offset_mm = round(float(rng.uniform(lo, hi)), 1)
-        if "table_height_offset_abs_mm" in perturbations:  # a clearly wrong start height, either way
-            lo, hi = perturbations["table_height_offset_abs_mm"]
-            self.table_height_offset_mm = round(float(rng.choice([-1.0, 1.0]) * rng.uniform(lo, hi)), 1)
+        self.patient_shift_mm = _seeded_offset(rng, perturbations, "patient_shift")
+        self.table_height_offset_mm = _seeded_offset(rng, perturbations, "table_height_offset")
         lo, hi = perturbations.get("heart_rate_bpm", [70, 70])
         self.heart_rate_bpm = int(round(rng.uniform(lo, hi)))
         self.ctdi_limit_mgy: float | None = initial_state.get("ctdi_limit_mgy")
