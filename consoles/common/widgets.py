@@ -19,8 +19,13 @@ def button(text: str, name: str, on_click: Callable[[], None], primary: bool = F
 
 def number_field(name: str, lo: float, hi: float, decimals: int, step: float, suffix: str,
                  on_commit: Callable[[float], None]) -> QtWidgets.QDoubleSpinBox:
-    """A numeric field that commits on Enter / focus loss (not on every keystroke)."""
+    """A numeric field that commits on Enter / focus loss (not on every keystroke).
+
+    No spin arrows: under the neutral dark style they render as empty grey boxes that look
+    clickable but show nothing. Values are typed (or stepped with the Up/Down keys).
+    """
     f = QtWidgets.QDoubleSpinBox()
+    f.setButtonSymbols(QtWidgets.QAbstractSpinBox.ButtonSymbols.NoButtons)
     f.setObjectName(name)
     f.setRange(lo, hi)
     f.setDecimals(decimals)
