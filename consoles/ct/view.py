@@ -124,7 +124,10 @@ class CTConsoleView:
             item = QtWidgets.QListWidgetItem(p.name)
             item.setData(QtCore.Qt.ItemDataRole.UserRole, p.id)
             self.protocol_list.addItem(item)
-        self.protocol_list.setFixedHeight(5 * 26 + 6)
+        row_px = 24  # fixed rows so the list is exactly as tall as its items (no dead space, no scrollbar)
+        for i in range(self.protocol_list.count()):
+            self.protocol_list.item(i).setSizeHint(QtCore.QSize(0, row_px))
+        self.protocol_list.setFixedHeight(self.protocol_list.count() * row_px + 2 * self.protocol_list.frameWidth())
         self.protocol_list.itemClicked.connect(
             lambda it: self._do(m.select_protocol, it.data(QtCore.Qt.ItemDataRole.UserRole)))
         gl.addWidget(self.protocol_list)
@@ -186,7 +189,7 @@ class CTConsoleView:
 
         self.message = self._name("message", QtWidgets.QLabel())
         self.message.setWordWrap(True)
-        self.message.setMinimumHeight(54)
+        self.message.setMinimumHeight(46)
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         lay.addWidget(self.message)
         lay.addStretch(1)
