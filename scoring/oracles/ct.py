@@ -28,18 +28,28 @@ def subject_z(state: dict[str, Any], table_z: float) -> float:
     return float(table_z) + f["laser_z_subject_mm"] - f["patient_shift_mm"]
 
 
-def ordered_stages(events: list[dict[str, Any]], checks: list[tuple[str, Any]]) -> dict[str, bool]:
-    """Each stage is done if an event matching it occurs after the previous stage's event."""
+def ordered_stages(events: list[dict[str, Any]], checks: list[tuple]) -> dict[str, bool]:
+    """Each stage is done if an event matching it occurs after the previous stage's event.
+
+    A check is (name, match) or (name, match, True); with True the stage may be met by the same
+    event as the previous one (confirming a plan both plans and confirms it)."""
     done: dict[str, bool] = {}
     pos = -1
-    for name, match in checks:
-        found = next((i for i, e in enumerate(events) if i > pos and match(e)), None)
+    for name, match, *shares in checks:
+        start = pos if shares and shares[0] else pos + 1
+        found = next((i for i, e in enumerate(events) if i >= start and match(e)), None)
         if found is None or (done and not all(done.values())):
             done[name] = False
             continue
         done[name] = True
         pos = found
     return done
+
+
+# The range is planned once it is edited on the scout or accepted as it stands (confirmed): a
+# default range that already fits this patient needs no edit, and its quality is judged by SR/AQ.
+RANGE_PLANNED = ("range_planned", lambda e: e["event"] in ("range_changed", "plan_confirmed"))
+PLAN_CONFIRMED = ("plan_confirmed", lambda e: e["event"] == "plan_confirmed", True)
 
 
 def _series_interval(state: dict[str, Any], series: dict[str, Any]) -> tuple[float, float]:
@@ -60,8 +70,8 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
     checks = [
         ("protocol_loaded", lambda e: e["event"] == "protocol_loaded" and e.get("protocol") == protocol),
         ("scout_acquired", lambda e: e["event"] == "scout_acquired"),
-        ("range_planned", lambda e: e["event"] == "range_changed"),
-        ("plan_confirmed", lambda e: e["event"] == "plan_confirmed"),
+        RANGE_PLANNED,
+        PLAN_CONFIRMED,
         ("scan_completed", lambda e: e["event"] == "scan_completed"),
         ("recon_opened", lambda e: e["event"] == "recon_opened"),
     ]
@@ -226,8 +236,8 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
     core = [
         ("protocol_loaded", lambda e: e["event"] == "protocol_loaded" and e.get("protocol") == spec.protocol),
         ("scout_acquired", lambda e: e["event"] == "scout_acquired"),
-        ("range_planned", lambda e: e["event"] == "range_changed"),
-        ("plan_confirmed", lambda e: e["event"] == "plan_confirmed"),
+        RANGE_PLANNED,
+        PLAN_CONFIRMED,
     ]
     if is_ccta:
         core.append(("injection_started", lambda e: e["event"] == "injection_started"))
@@ -349,8 +359,8 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
     pre = ev[:i_first_scan] if i_first_scan is not None else ev
     stages = {"prior_reviewed": any(e["event"] == "recon_opened" and e.get("series") in prior_uids for e in pre)}
     stages.update(ordered_stages(ev, [
-        ("range_planned", lambda e: e["event"] == "range_changed"),
-        ("plan_confirmed", lambda e: e["event"] == "plan_confirmed"),
+        RANGE_PLANNED,
+        PLAN_CONFIRMED,
         ("scan_completed", lambda e: e["event"] == "scan_completed"),
         ("recon_opened", lambda e: e["event"] == "recon_opened" and e.get("series") not in prior_uids)]))
     details: dict[str, Any] = {"expected_protocol": spec.protocol, "n_series": len(state.get("series", []))}

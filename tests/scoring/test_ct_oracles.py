@@ -213,3 +213,20 @@ def test_recovery_extends_the_clipped_end_only(orc, task, organs, protocol, clip
     assert unreviewed.outcome == "PARTIAL" and not unreviewed.stages["prior_reviewed"]
     nothing, _ = _recovery(orc, task, organs, protocol, clip_end, [])
     assert nothing.outcome == "FAIL"
+
+
+def test_ordered_stages_order_and_a_confirmed_default_range_counts_as_planned():
+    from scoring.oracles.ct import PLAN_CONFIRMED, RANGE_PLANNED, ordered_stages
+
+    scout = ("scout", lambda e: e["event"] == "scout_acquired")
+    scan = ("scan", lambda e: e["event"] == "scan_completed")
+    accepted = [{"event": "scout_acquired"}, {"event": "plan_confirmed"}, {"event": "scan_completed"}]
+    assert ordered_stages(accepted, [scout, RANGE_PLANNED, PLAN_CONFIRMED, scan]) == {
+        "scout": True, "range_planned": True, "plan_confirmed": True, "scan": True}
+    edited = [{"event": "scout_acquired"}, {"event": "range_changed"}, {"event": "plan_confirmed"},
+              {"event": "scan_completed"}]
+    assert all(ordered_stages(edited, [scout, RANGE_PLANNED, PLAN_CONFIRMED, scan]).values())
+    # confirming before the scout does not plan anything, and later stages fall with it
+    early = [{"event": "plan_confirmed"}, {"event": "scout_acquired"}, {"event": "scan_completed"}]
+    st = ordered_stages(early, [scout, RANGE_PLANNED, PLAN_CONFIRMED, scan])
+    assert st == {"scout": True, "range_planned": False, "plan_confirmed": False, "scan": False}
