@@ -88,9 +88,7 @@ class MedImageOSEnv(gym.Env):
             self._console.start()
             self._inp = open_input(self._display.name)
             self._cap = ScreenCapture(self._display.name)
-            self._inp.move(*POINTER_HOME)
-            if hasattr(self._inp, "sync"):
-                self._inp.sync()
+            self._inp.home(self._console.hello["window_id"], POINTER_HOME)
             self._sim_time = self._console.settle(0.0)
         except BaseException:
             self._stop_console()

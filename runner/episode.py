@@ -67,8 +67,7 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
         console.start()
         inp = open_input(display.name)
         cap = ScreenCapture(display.name)
-        inp.move(*POINTER_HOME)
-        inp.sync() if hasattr(inp, "sync") else None
+        inp.home(console.hello["window_id"], POINTER_HOME)
         sim_time = console.settle(0.0)
         agent.reset(card, spec.subject, spec.seed)
         if hasattr(agent, "bind_control"):

@@ -63,6 +63,18 @@ class XTestInput:
     def sync(self) -> None:
         self.d.sync()
 
+    def home(self, window_id: int, pointer: tuple[int, int]) -> None:
+        """Episode start: keyboard focus on the console window and the pointer at `pointer`.
+
+        Set explicitly because what a display remembers from an earlier episode (X focus reverting
+        to None or PointerRoot when the previous console exited) decides whether Qt sees its window
+        as active, which shows or hides the text caret in the screenshots.
+        """
+        win = self.d.create_resource_object("window", int(window_id))
+        win.set_input_focus(X.RevertToParent, X.CurrentTime)
+        self.move(*pointer)
+        self.d.sync()
+
     # ---- actions ------------------------------------------------------------------------
     def press_combo(self, combo: str) -> None:
         codes = [self._keycode(k) for k in key_to_keysyms(combo)]
@@ -159,6 +171,10 @@ class XdotoolInput:
             self._run("type", "--", a.text or "")
         elif a.type == "key":
             self._run("key", "--", "+".join(key_to_keysyms(a.key or "")))
+
+    def home(self, window_id: int, pointer: tuple[int, int]) -> None:
+        self._run("windowfocus", "--sync", str(window_id))
+        self._run("mousemove", "--sync", str(pointer[0]), str(pointer[1]))
 
     def close(self) -> None:
         pass

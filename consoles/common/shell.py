@@ -209,6 +209,7 @@ class ConsoleShell:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         self.window.show()
         self.window.move(0, 0)
+        self.window.activateWindow()
         if self.controller is not None:
             for vp in self.controller.viewports():
                 vp.Initialize()

@@ -24,9 +24,13 @@ def env():
 
 
 def _ours_alive() -> set[int]:
+    """Xvfb/console processes this test process started (the session display of other tests excluded)."""
     import os
 
-    return {p for p in descendants(os.getpid()) if _ours(p) and pid_alive(p)}
+    return {p for p in descendants(os.getpid()) if _ours(p) and pid_alive(p)} - _BEFORE
+
+
+_BEFORE: set[int] = set()
 
 
 def test_passes_gymnasium_env_checker(env):
@@ -44,6 +48,8 @@ def test_episode_receipts_verdict_reward_and_cleanup(env):
     from runner.capture import encode_png
     from runner.episode import ConsoleControlView
 
+    _BEFORE.clear()  # processes alive before reset are not this env's
+    _BEFORE.update(_ours_alive())
     obs, info = env.reset(seed=1)
     assert _ours_alive(), "reset should have started Xvfb and the console"
     obs, reward, terminated, truncated, info = env.step("press the red button please")

@@ -107,13 +107,15 @@ class ProcessWatcher:
 
     def __init__(self, root_pid: int | None = None) -> None:
         self.root = root_pid or os.getpid()
+        # processes that were already running (e.g. the session display other tests share)
+        self.baseline = {p for p in descendants(self.root) if _ours(p)}
         self.seen: set[int] = set()
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.seen |= {p for p in descendants(self.root) if _ours(p)}
+            self.seen |= {p for p in descendants(self.root) if _ours(p)} - self.baseline
             self._stop.wait(0.1)
 
     def __enter__(self) -> "ProcessWatcher":
