@@ -120,9 +120,18 @@ class DoubleClickFilter(QtCore.QObject):
         return False
 
 
+class NoAnimationStyle(QtWidgets.QProxyStyle):
+    """Fusion with widget animations off: their frames follow the wall clock (hover/focus fades)."""
+
+    def styleHint(self, hint, option=None, widget=None, returnData=None):  # noqa: N802 (Qt API)
+        if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
+            return 0
+        return super().styleHint(hint, option, widget, returnData)
+
+
 def configure_application(app: QtWidgets.QApplication, benchmark_mode: bool) -> DoubleClickFilter | None:
     """Style, palette, font and (in benchmark mode) the wall-clock-free behaviour."""
-    app.setStyle("Fusion")
+    app.setStyle(NoAnimationStyle(QtWidgets.QStyleFactory.create("Fusion")))
     app.setPalette(neutral_palette())
     app.setFont(load_pinned_fonts())
     app.setCursorFlashTime(0)  # caret never blinks

@@ -119,9 +119,22 @@ class ConsoleShell:
             self.app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
             QtCore.QCoreApplication.sendPostedEvents()
 
+    def _keep_active(self) -> None:
+        """The console window is the active one at the end of every step.
+
+        Qt's xcb backend deactivates a window 400 ms (wall clock) after a FocusOut that no FocusIn
+        follows, which would make focus frames, the caret and even key delivery depend on timing.
+        Without a window manager nothing else competes for focus, so take it back explicitly.
+        """
+        if self.benchmark_mode and not self.window.isActiveWindow():
+            self.window.activateWindow()
+            QtGui.QGuiApplication.sync()
+            self._process_all()
+
     def _flush_frames(self) -> None:
         QtGui.QGuiApplication.sync()  # X input in, Qt events and repaints out, round trip to the server
         self._process_all()
+        self._keep_active()
         if self.controller is not None:
             for vp in self.controller.viewports():
                 if vp.isVisible():
