@@ -121,7 +121,17 @@ class DoubleClickFilter(QtCore.QObject):
 
 
 class NoAnimationStyle(QtWidgets.QProxyStyle):
-    """Fusion with widget animations off: their frames follow the wall clock (hover/focus fades)."""
+    """Fusion with widget animations off: their frames follow the wall clock (hover/focus fades).
+
+    The text caret is not drawn either: Qt still toggles it on a wall-clock timer in some widgets
+    even with a zero flash time, so its one-pixel column differed between identical runs. The
+    focused field keeps its highlighted frame and its selection.
+    """
+
+    def pixelMetric(self, metric, option=None, widget=None):  # noqa: N802 (Qt API)
+        if metric == QtWidgets.QStyle.PixelMetric.PM_TextCursorWidth:
+            return 0
+        return super().pixelMetric(metric, option, widget)
 
     def styleHint(self, hint, option=None, widget=None, returnData=None):  # noqa: N802 (Qt API)
         if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
@@ -135,6 +145,7 @@ def configure_application(app: QtWidgets.QApplication, benchmark_mode: bool) -> 
     app.setPalette(neutral_palette())
     app.setFont(load_pinned_fonts())
     app.setCursorFlashTime(0)  # caret never blinks
+    QtGui.QGuiApplication.styleHints().setCursorFlashTime(0)
     for effect in (QtCore.Qt.UIEffect.UI_General, QtCore.Qt.UIEffect.UI_AnimateMenu,
                    QtCore.Qt.UIEffect.UI_FadeMenu, QtCore.Qt.UIEffect.UI_AnimateCombo,
                    QtCore.Qt.UIEffect.UI_AnimateTooltip, QtCore.Qt.UIEffect.UI_FadeTooltip,
