@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from consoles.common.numeric import format_number, parse_number
 
 
 def button(text: str, name: str, on_click: Callable[[], None], primary: bool = False) -> QtWidgets.QPushButton:
@@ -17,34 +19,100 @@ def button(text: str, name: str, on_click: Callable[[], None], primary: bool = F
     return b
 
 
-def number_field(name: str, lo: float, hi: float, decimals: int, step: float, suffix: str,
-                 on_commit: Callable[[float], None]) -> QtWidgets.QDoubleSpinBox:
-    """A numeric field that commits on Enter / focus loss (not on every keystroke).
+class NumberField(QtWidgets.QLineEdit):
+    """A numeric entry that always shows its whole value with its unit, e.g. '120 kV'.
 
-    No spin arrows: under the neutral dark style they render as empty grey boxes that look
-    clickable but show nothing. Values are typed (or stepped with the Up/Down keys).
+    It is a plain line edit, not a QDoubleSpinBox: the spin box's inner editor is laid out by the
+    style, and under a style sheet with hidden buttons Qt 6.11 shrinks it to about 1 px, so the
+    value vanished from every screenshot. Here the text box is the whole field. Typing commits on
+    Enter or focus loss (the value is clamped to the range and rounded to the shown decimals;
+    text that is not a number restores the last value); Up/Down step by `step`. The caret is a
+    steady 2 px bar drawn by the field itself (Qt's own caret follows a wall-clock timer).
     """
-    f = QtWidgets.QDoubleSpinBox()
-    f.setButtonSymbols(QtWidgets.QAbstractSpinBox.ButtonSymbols.NoButtons)
-    f.setObjectName(name)
-    f.setRange(lo, hi)
-    f.setDecimals(decimals)
-    f.setSingleStep(step)
-    f.setSuffix(suffix)
-    f.setKeyboardTracking(False)
-    f.setMinimumHeight(28)
-    f.setAccelerated(False)
-    f.setCorrectionMode(QtWidgets.QAbstractSpinBox.CorrectionMode.CorrectToNearestValue)
-    f.valueChanged.connect(lambda v: on_commit(float(v)))
-    return f
+
+    def __init__(self, name: str, lo: float, hi: float, decimals: int, step: float, unit: str,
+                 on_commit: Callable[[float], None]) -> None:
+        super().__init__()
+        self.setObjectName(name)
+        self.lo, self.hi, self.decimals, self.step, self.unit = float(lo), float(hi), decimals, step, unit
+        self._value = self.lo
+        self._on_commit = on_commit
+        self.setMinimumHeight(28)
+        self.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.NoContextMenu)
+        self.setText(format_number(self._value, decimals, unit))
+        self.editingFinished.connect(self._commit_text)
+
+    def value(self) -> float:
+        return self._value
+
+    def setValue(self, value: float) -> None:  # noqa: N802 (Qt naming, like QDoubleSpinBox)
+        """Show `value` (clamped and rounded) without committing it."""
+        self._value = self._normalise(value)
+        self.setText(format_number(self._value, self.decimals, self.unit))
+
+    def widest_texts(self) -> list[str]:
+        """The texts at the range ends: the widest the field ever has to show."""
+        return [format_number(v, self.decimals, self.unit) for v in (self.lo, self.hi)]
+
+    def _normalise(self, value: float) -> float:
+        return round(min(self.hi, max(self.lo, float(value))), self.decimals)
+
+    def _commit(self, value: float) -> None:
+        old = self._value
+        self.setValue(value)
+        if self._value != old:
+            self._on_commit(self._value)
+
+    def _commit_text(self) -> None:
+        v = parse_number(self.text(), self.unit)
+        if v is None:
+            self.setValue(self._value)  # not a number: the field shows the last value again
+        else:
+            self._commit(v)
+
+    def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        if ev.key() in (QtCore.Qt.Key.Key_Up, QtCore.Qt.Key.Key_Down):
+            sign = 1 if ev.key() == QtCore.Qt.Key.Key_Up else -1
+            self._commit(self._value + sign * self.step)
+            return
+        super().keyPressEvent(ev)
+
+    def paintEvent(self, ev: QtGui.QPaintEvent) -> None:  # noqa: N802 (Qt API)
+        super().paintEvent(ev)
+        if self.hasFocus() and not self.hasSelectedText():
+            r = self.cursorRect()
+            p = QtGui.QPainter(self)
+            p.fillRect(QtCore.QRect(r.center().x() - 1, r.top(), 2, r.height()), self.palette().text())
+            p.end()
 
 
-def set_quietly(field: QtWidgets.QDoubleSpinBox, value: float) -> None:
+def number_field(name: str, lo: float, hi: float, decimals: int, step: float, unit: str,
+                 on_commit: Callable[[float], None]) -> NumberField:
+    """A numeric field that commits on Enter / focus loss (not on every keystroke)."""
+    return NumberField(name, lo, hi, decimals, step, unit.strip(), on_commit)
+
+
+def set_quietly(field: NumberField, value: float) -> None:
     """Show a model value without echoing it back as a user edit."""
     if abs(field.value() - value) > 1e-9:
-        field.blockSignals(True)
         field.setValue(value)
-        field.blockSignals(False)
+
+
+FORM_LABEL_WIDTH = 96
+
+
+def form(rows: list[tuple[str, QtWidgets.QWidget]], label_width: int = FORM_LABEL_WIDTH) -> QtWidgets.QFormLayout:
+    """Label/field rows whose labels share one width, so fields line up across groups and a
+    label never touches its field."""
+    lay = QtWidgets.QFormLayout()
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setHorizontalSpacing(8)
+    lay.setVerticalSpacing(5)
+    for text, w in rows:
+        label = QtWidgets.QLabel(text)
+        label.setMinimumWidth(label_width)
+        lay.addRow(label, w)
+    return lay
 
 
 def group(title: str, name: str) -> tuple[QtWidgets.QGroupBox, QtWidgets.QVBoxLayout]:
@@ -69,8 +137,10 @@ QPushButton:checked { background: #2e7dc8; border-color: #8cc4ff; }
 QListWidget { background: #1c1f24; border: 1px solid #555c66; }
 QListWidget::item { padding: 4px; }
 QListWidget::item:selected { background: #2e7dc8; color: white; }
-QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24; border: 1px solid #6b7380; padding: 2px 4px; }
-QDoubleSpinBox:disabled { color: #7a808a; }
+QLineEdit { background: #1c1f24; border: 1px solid #6b7380; padding: 2px 6px;
+            selection-background-color: #2e7dc8; selection-color: white; }
+QLineEdit:focus { border: 1px solid #8cc4ff; }
+QLineEdit:disabled { color: #9aa0aa; background: #25282e; border-color: #474c55; }
 QProgressBar { border: 1px solid #6b7380; background: #1c1f24; text-align: center; height: 16px; }
 QProgressBar::chunk { background: #2e7dc8; }
 #header { background: #1f2329; border-bottom: 1px solid #555c66; }

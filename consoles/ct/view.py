@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import overlays as ov
 from consoles.common.viewport import ImageViewport
-from consoles.common.widgets import STYLESHEET, button, group, number_field, set_quietly
+from consoles.common.widgets import STYLESHEET, button, form, group, number_field, set_quietly
 from consoles.ct.model import MONITOR_TIMEOUT_S, ConsoleActionError, CTModel
 from consoles.ct.protocols import get_protocol
 
@@ -140,39 +140,29 @@ class CTConsoleView:
         self.scout_btn = self._name("acquire_scout", button("Acquire scout", "acquire_scout",
                                                               lambda: self._do(m.acquire_scout)))
         gl.addWidget(self.scout_btn)
-        form = QtWidgets.QFormLayout()
-        form.setContentsMargins(0, 0, 0, 0)
-        form.setSpacing(5)
         self.start_field = self._name("start_field", number_field(
             "start_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_range, v, None)))
         self.end_field = self._name("end_field", number_field(
             "end_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_range, None, v)))
         self.height_field = self._name("table_height_field", number_field(
             "table_height_field", 60, 260, 1, 1.0, " mm", lambda v: self._do(m.set_table_height, v)))
-        self.length_label = QtWidgets.QLabel()
-        form.addRow("Start (top)", self.start_field)
-        form.addRow("End (bottom)", self.end_field)
-        form.addRow("Length", self.length_label)
-        form.addRow("Table height", self.height_field)
-        gl.addLayout(form)
+        self.length_label = self._name("length_readout", QtWidgets.QLabel())
+        gl.addLayout(form([("Start (top)", self.start_field), ("End (bottom)", self.end_field),
+                           ("Length", self.length_label), ("Table height", self.height_field)]))
         self.confirm_btn = self._name("confirm_plan", button("Confirm plan", "confirm_plan",
                                                                lambda: self._do(m.confirm)))
         gl.addWidget(self.confirm_btn)
         lay.addWidget(g)
 
         g, gl = group("3  Acquire", "acquire_group")
-        form = QtWidgets.QFormLayout()
-        form.setSpacing(5)
         self.kv_field = self._name("kv_field", number_field("kv_field", 70, 150, 0, 10, " kV",
                                                             lambda v: self._do(m.set_param, "kv", v)))
         self.mas_field = self._name("mas_field", number_field("mas_field", 10, 600, 0, 10, " mAs",
                                                               lambda v: self._do(m.set_param, "mas", v)))
         self.pitch_field = self._name("pitch_field", number_field("pitch_field", 0.2, 1.5, 2, 0.05, "",
                                                                   lambda v: self._do(m.set_param, "pitch", v)))
-        form.addRow("Tube voltage", self.kv_field)
-        form.addRow("Tube current", self.mas_field)
-        form.addRow("Pitch", self.pitch_field)
-        gl.addLayout(form)
+        gl.addLayout(form([("Tube voltage", self.kv_field), ("Tube current", self.mas_field),
+                           ("Pitch", self.pitch_field)]))
         self.dose_label = self._name("dose_readout", QtWidgets.QLabel())
         gl.addWidget(self.dose_label)
         self.dose_limit_label = self._name("dose_limit", QtWidgets.QLabel())
@@ -293,18 +283,14 @@ class CTConsoleView:
         sl = QtWidgets.QVBoxLayout(side)
         sl.setContentsMargins(0, 0, 0, 0)
         g, gl = group("Bolus tracking", "bolus_group")
-        form = QtWidgets.QFormLayout()
-        form.setSpacing(5)
         self.monitor_z_field = self._name("monitor_z_field", number_field(
             "monitor_z_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_monitor_z, v)))
         self.threshold_field = self._name("threshold_field", number_field(
             "threshold_field", 50, 400, 0, 10, " HU", lambda v: self._do(m.set_bolus_param, "threshold_hu", v)))
         self.delay_field = self._name("trigger_delay_field", number_field(
             "trigger_delay_field", 2, 30, 0, 1, " s", lambda v: self._do(m.set_bolus_param, "delay_s", v)))
-        form.addRow("Monitor slice", self.monitor_z_field)
-        form.addRow("Trigger at", self.threshold_field)
-        form.addRow("Scan delay", self.delay_field)
-        gl.addLayout(form)
+        gl.addLayout(form([("Monitor slice", self.monitor_z_field), ("Trigger at", self.threshold_field),
+                           ("Scan delay", self.delay_field)]))
         self.monitor_ref_btn = self._name("monitor_reference", button(
             "Reference image", "monitor_reference", lambda: self._do(m.acquire_monitor_reference)))
         gl.addWidget(self.monitor_ref_btn)
@@ -403,7 +389,7 @@ class CTConsoleView:
                                 f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
         if m.ctdi_limit_mgy is not None:
             if m.dose_limit_exceeded():
-                self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol over the limit {m.ctdi_limit_mgy:.1f} mGy")
+                self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol over limit {m.ctdi_limit_mgy:.1f} mGy")
                 self.dose_limit_label.setStyleSheet("background: #7a1f1f; color: white; padding: 3px;")
             else:
                 self.dose_limit_label.setText(f"Dose limit CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy: within limit")

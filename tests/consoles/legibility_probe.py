@@ -1,0 +1,147 @@
+"""Renders every value widget of a console at its range ends and a typical value, for OCR.
+
+Run under Xvfb as its own process (the test suite's process never creates a QApplication):
+
+    python -m tests.consoles.legibility_probe --modality ct --out DIR [--legacy-spinbox]
+
+Builds the console exactly as `python -m consoles.<modality>` does (same style, palette, pinned
+font), shows it, and for each NumberField sets the minimum, the maximum and the model's own value,
+enabled and disabled, grabbing the field each time. Named read-out labels are grabbed as they are.
+Writes DIR/*.png and DIR/manifest.json: [{"file", "widget", "kind", "expected"}].
+`--legacy-spinbox` renders the field the console used before (QDoubleSpinBox without buttons
+under the old style sheet) instead: the negative control the OCR test must reject.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+from pathlib import Path
+
+# The style sheet rule and field set-up the consoles shipped with before the fix (commit 2226518).
+LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24; border: 1px solid #6b7380; "
+                     "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
+READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout")
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"<[^>]+>", "", text)
+
+
+def _show_page_of(widget) -> None:
+    """Make every stacked page on the way up to the window the current one (only the current
+    page of a QStackedWidget is laid out)."""
+    from PySide6 import QtWidgets
+
+    child, parent = widget, widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QtWidgets.QStackedWidget):
+            parent.setCurrentWidget(child)
+        child, parent = parent, parent.parentWidget()
+
+
+def _settle(app) -> None:
+    from PySide6 import QtCore
+
+    for _ in range(3):
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
+        QtCore.QCoreApplication.sendPostedEvents()
+
+
+def probe_console(modality: str, out: Path) -> list[dict]:
+    from PySide6 import QtWidgets
+
+    from consoles.common.numeric import format_number
+    from consoles.common.widgets import NumberField
+    from rendering.subjects import load_runtime
+    from runner.taskcard import all_cards
+
+    app = QtWidgets.QApplication.instance()
+    # The card that shows the most: a contrast task for CT puts every field on screen.
+    cards = [c for c in all_cards() if c.modality == modality]
+    card = max(cards, key=lambda c: (c.level, c.id))
+    build = importlib.import_module(f"consoles.{modality}.__main__").build
+    view = build(card, load_runtime("dev"), 0, card.observation.width, card.observation.height)
+    window = view.central
+    window.move(0, 0)
+    window.show()
+    _settle(app)
+    manifest: list[dict] = []
+    fields = sorted(window.findChildren(NumberField), key=lambda f: f.objectName())
+    if not fields:
+        raise SystemExit(f"console {modality} has no NumberField: nothing to probe")
+    for f in fields:
+        _show_page_of(f)
+        was_enabled, held = f.isEnabled(), f.value()
+        for tag, value in (("min", f.lo), ("max", f.hi), ("model", held)):
+            for enabled in (True, False):
+                f.setEnabled(enabled)
+                f.setValue(value)
+                _settle(app)
+                name = f"{f.objectName()}_{tag}_{'on' if enabled else 'off'}.png"
+                f.grab().save(str(out / name))
+                manifest.append({"file": name, "widget": f.objectName(), "kind": "field",
+                                 "expected": format_number(f.value(), f.decimals, f.unit)})
+        f.setEnabled(was_enabled)
+        f.setValue(held)
+    for label in window.findChildren(QtWidgets.QLabel):
+        if label.objectName() in READOUT_LABELS and label.text():
+            _show_page_of(label)
+            _settle(app)
+            name = f"{label.objectName()}.png"
+            label.grab().save(str(out / name))
+            manifest.append({"file": name, "widget": label.objectName(), "kind": "label",
+                             "expected": _plain(label.text())})
+    return manifest
+
+
+def probe_legacy(out: Path) -> list[dict]:
+    from PySide6 import QtWidgets
+
+    window = QtWidgets.QWidget()
+    window.setStyleSheet(LEGACY_STYLESHEET)
+    lay = QtWidgets.QVBoxLayout(window)
+    manifest = []
+    for name, lo, hi, dec, suffix in (("kv", 70, 150, 0, " kV"), ("start", -2000, 2000, 1, " mm")):
+        f = QtWidgets.QDoubleSpinBox()
+        f.setButtonSymbols(QtWidgets.QAbstractSpinBox.ButtonSymbols.NoButtons)
+        f.setRange(lo, hi)
+        f.setDecimals(dec)
+        f.setSuffix(suffix)
+        f.setMinimumHeight(28)
+        f.setFixedWidth(190)
+        f.setObjectName(name)
+        lay.addWidget(f)
+    window.show()
+    for f in window.findChildren(QtWidgets.QDoubleSpinBox):
+        for value in (f.minimum(), f.maximum()):
+            f.setValue(value)
+            _settle(QtWidgets.QApplication.instance())
+            file = f"legacy_{f.objectName()}_{value:g}.png"
+            f.grab().save(str(out / file))
+            manifest.append({"file": file, "widget": f.objectName(), "kind": "field", "expected": f.text()})
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.consoles.legibility_probe")
+    ap.add_argument("--modality", default="ct")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--legacy-spinbox", action="store_true")
+    args = ap.parse_args(argv)
+    from consoles.common.determinism import apply_environment, configure_application
+
+    apply_environment()
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication(["legibility_probe"])
+    configure_application(app, benchmark_mode=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    manifest = probe_legacy(args.out) if args.legacy_spinbox else probe_console(args.modality, args.out)
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

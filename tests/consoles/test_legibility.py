@@ -1,0 +1,79 @@
+"""Every value an agent needs is legible: OCR reads back what the model holds.
+
+The probe renders each numeric field of the console at its minimum, maximum and current value
+(enabled and disabled) with the console's own style and pinned font, under a real Xvfb; Tesseract
+must read the exact text with its unit. The negative control renders the field the console had
+before (a QDoubleSpinBox without buttons under the old style sheet, blank on Qt 6.11) and the
+same reader must reject it, so this test can tell legible from illegible.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from tests.conftest import require_console
+from tests.ocr import field_readings, numbers, readings, require_tesseract
+
+pytestmark = pytest.mark.display
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _probe(display, out: Path, *extra: str) -> list[dict]:
+    env = dict(os.environ, DISPLAY=display.name)
+    proc = subprocess.run([sys.executable, "-m", "tests.consoles.legibility_probe", "--out", str(out), *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads((out / "manifest.json").read_text())
+
+
+def _logged(readings, log: list[str]):
+    """Pass readings through (stopping at the first exact one) while keeping them for the message."""
+    for r in readings:
+        log.append(r)
+        yield r
+
+
+def _misreads(out: Path, manifest: list[dict]) -> list[str]:
+    bad = []
+    for entry in manifest:
+        img = Image.open(out / entry["file"])
+        if entry["kind"] == "field":
+            want = "".join(entry["expected"].split())
+            got = []
+            if not any(want == r for r in _logged(field_readings(img), got)):
+                bad.append(f"{entry['file']}: read {got!r}, model holds {entry['expected']!r}")
+        else:  # read-outs: every number in the label, in order
+            got = []
+            lines = readings(img, single_line="\n" not in entry["expected"])
+            if not any(numbers(entry["expected"]) == numbers(r) for r in _logged(lines, got)):
+                bad.append(f"{entry['file']}: read {got!r}, label holds {entry['expected']!r}")
+    return bad
+
+
+@pytest.mark.parametrize("modality", ["ct"])
+def test_every_numeric_field_reads_back_at_its_range_ends_and_model_value(display, tmp_path, modality):
+    require_console()
+    require_tesseract()
+    manifest = _probe(display, tmp_path, "--modality", modality)
+    fields = {e["widget"] for e in manifest if e["kind"] == "field"}
+    # CT: the nine fields of planning, acquisition and bolus tracking are all probed
+    assert {"start_field", "end_field", "table_height_field", "kv_field", "mas_field", "pitch_field",
+            "monitor_z_field", "threshold_field", "trigger_delay_field"} <= fields
+    assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {"clock", "dose_readout", "length_readout"}
+    bad = _misreads(tmp_path, manifest)
+    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
+def test_negative_control_the_old_spinbox_style_is_rejected(display, tmp_path):
+    require_console()
+    require_tesseract()
+    manifest = _probe(display, tmp_path, "--legacy-spinbox")
+    assert len(manifest) == 4
+    bad = _misreads(tmp_path, manifest)
+    assert len(bad) == len(manifest), f"the old fields should be unreadable, yet some read back: {manifest}"
