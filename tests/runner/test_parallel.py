@@ -1,10 +1,12 @@
-"""Parallel runs: 1 worker vs 2 workers vs Ray give identical verdicts; hung/dead workers are
+"""Parallel runs: 1 worker vs 2 workers vs Ray give identical verdicts and byte-identical
+screenshots, as do two fresh runner processes; hung/dead workers are
 killed (with their Xvfb and console) and their episode retried; INVALID is retried then kept."""
 from __future__ import annotations
 
 import functools
 import json
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -19,6 +21,7 @@ from runner.taskcard import TaskCard
 from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
+TYPING_TASK = "ct_lung_coverage_isocenter"
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details", "sim_seconds")
 
 
@@ -138,11 +141,11 @@ class ProcessWatcher:
 
 
 
-def _specs(seeds):
+def _specs(seeds, task: str = TASK):
     from runner.episode import EpisodeSpec
     from runner.taskcard import load_card
 
-    return [EpisodeSpec(load_card(TASK), "dev", k) for k in seeds]
+    return [EpisodeSpec(load_card(task), "dev", k) for k in seeds]
 
 
 def _tree_ok(out: Path) -> None:
@@ -200,11 +203,12 @@ def local_ray():
 
 
 @pytest.mark.display
-def test_one_worker_two_workers_and_ray_give_identical_verdicts(tmp_path, local_ray):
+def test_one_worker_two_workers_and_ray_give_identical_verdicts_and_screenshots(tmp_path, local_ray):
     from runner.ray_backend import run_ray
     from runner.run import run_sequential
 
-    specs = _specs([0, 1])
+    # a task that types into numeric fields (their focus, selection and caret are in the pixels)
+    specs = _specs([0, 1], TYPING_TASK)
     factory = functools.partial(make_agent, "reference")
     quiet = open(os.devnull, "w")
     with ProcessWatcher() as watch:
@@ -220,13 +224,32 @@ def test_one_worker_two_workers_and_ray_give_identical_verdicts(tmp_path, local_
     for name in ("two", "ray"):
         _tree_ok(tmp_path / name)
         for k in (0, 1):
-            rel = Path("reference") / TASK / "dev" / f"seed{k}"
-            # Screenshots are not compared across backends: a one-pixel text-caret column in the focused
-            # numeric field still differs now and then between processes (a wall-clock Qt timer not yet
-            # found); same-process runs are byte-compared in tests/runner/test_episode_ct.py.
-            for f in ("state.json",):
-                assert (tmp_path / name / rel / f).read_bytes() == (tmp_path / "one" / rel / f).read_bytes()
+            rel = Path("reference") / TYPING_TASK / "dev" / f"seed{k}"
+            assert _episode_bytes(tmp_path / name / rel) == _episode_bytes(tmp_path / "one" / rel), (name, k)
     assert watch.leftovers() == []
+
+
+def _episode_bytes(d: Path) -> dict[str, bytes]:
+    """Every screenshot and the state dump of one episode folder, by name."""
+    files = {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.suffix == ".png" or p.name == "state.json"}
+    assert "final.png" in files and "step_000.png" in files, sorted(files)
+    return files
+
+
+@pytest.mark.display
+def test_two_fresh_runner_processes_give_byte_identical_screenshots(tmp_path):
+    """The task whose focused numeric fields used to differ between processes, run twice by the CLI."""
+    require_console()
+    task = TYPING_TASK
+    for name in ("a", "b"):
+        r = subprocess.run([sys.executable, "-m", "runner.cli", "run", "--agent", "reference", "--tasks", task,
+                            "--subjects", "dev", "--seeds", "0", "--out", str(tmp_path / name)],
+                           capture_output=True, text=True, timeout=240)
+        assert r.returncode == 0, r.stderr[-2000:]
+    rel = Path("reference") / task / "dev" / "seed0"
+    a, b = _episode_bytes(tmp_path / "a" / rel), _episode_bytes(tmp_path / "b" / rel)
+    assert a.keys() == b.keys() and len(a) > 10
+    assert [n for n in a if a[n] != b[n]] == []
 
 
 @pytest.mark.display
