@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Idempotent bootstrap: system packages (Xvfb, the X/GL libraries Qt and VTK need, the pinned UI font),
-# then .venv with the project installed in editable mode. Safe to run again; skips work already done.
+# Idempotent bootstrap: system packages (Xvfb, the X/GL libraries Qt and VTK need, the pinned UI font,
+# Tesseract for the OCR legibility test), then .venv holding exactly the Python packages pinned with hashes
+# in requirements.lock, plus the project itself in editable mode. Safe to run again; skips work already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ APT_PACKAGES=(
   libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render0
   libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-xinerama0 libxcb-xkb1
   libxcb-glx0 libxcb-util1 libdbus-1-3 libfontconfig1 libfreetype6 fonts-dejavu-core
+  tesseract-ocr tesseract-ocr-eng
 )
 
 missing=()
@@ -25,17 +27,39 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  echo "bootstrap: creating .venv"
-  "$PY" -m venv .venv
-fi
-# Reinstall only when the project metadata changed since the last bootstrap.
+[ -f requirements.lock ] || { echo "bootstrap: requirements.lock is missing" >&2; exit 1; }
+# .venv is exactly requirements.lock. Every package, pip and setuptools included, comes from the lock,
+# checked against its sha256; the project is then built with the locked setuptools (no build isolation)
+# and installs no dependency of its own. .venv is deleted and made again whenever the lock, pyproject.toml
+# or the interpreter changed since the last finished bootstrap, or when what is installed in it no longer
+# equals the lock (a package upgraded or added by hand), so nothing else survives.
+drift() {  # what differs between .venv and the lock, one line; empty when they are equal
+  .venv/bin/python -E -s - 2>/dev/null <<'PYEOF' || echo "cannot compare"
+from runner.lockfile import installed_mismatches, read_lock, unlocked_installed
+lock = read_lock("requirements.lock")
+diff = [f"{n} {have or 'missing'}, locked {want}" for n, want, have in installed_mismatches(lock)]
+diff += [f"{n} {have}, not locked" for n, have in unlocked_installed(lock)]
+print("; ".join(diff))
+PYEOF
+}
 stamp=.venv/.bootstrap-stamp
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "bootstrap: installing the project into .venv"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e '.[test]'
+want=$({ cat pyproject.toml requirements.lock; "$PY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)
+why=""
+if [ ! -x .venv/bin/python ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  why="creating .venv from requirements.lock"
+elif d=$(drift) && [ -n "$d" ]; then
+  why=".venv differs from requirements.lock ($d); creating it anew"
+fi
+if [ -n "$why" ]; then
+  "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
+    || echo "bootstrap: warning: requirements.lock is for Python 3.11, $PY is $("$PY" -V 2>&1)" >&2
+  echo "bootstrap: $why"
+  rm -rf .venv
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --require-hashes --no-deps -r requirements.lock
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+  .venv/bin/python -m pip check >/dev/null || { .venv/bin/python -m pip check; exit 1; }
+  d=$(drift); [ -z "$d" ] || { echo "bootstrap: .venv still differs from requirements.lock: $d" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi
 echo "bootstrap: ready (.venv/bin/medimageos)"
