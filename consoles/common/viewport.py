@@ -177,13 +177,39 @@ class ImageViewport(QVTKRenderWindowInteractor):
         wanted = {(item, camera_key): item for item in overlays.items}
         for key in [k for k in self._overlay_actors if k not in wanted]:
             self._renderer.RemoveViewProp(self._overlay_actors.pop(key))
+        added_graphics = False
         for key, item in wanted.items():
             if key not in self._overlay_actors:
                 actor = self._make_overlay_actor(item)
                 if actor is not None:
                     self._renderer.AddViewProp(actor)
                     self._overlay_actors[key] = actor
+                    added_graphics |= not isinstance(item, Label)
+        if added_graphics:
+            # 2D props draw in the order they were added: labels go last, so a range edge or a
+            # slice line crossing a label never cuts through its text.
+            for (item, _), actor in self._overlay_actors.items():
+                if isinstance(item, Label):
+                    self._renderer.RemoveViewProp(actor)
+                    self._renderer.AddViewProp(actor)
         self.refresh()
+
+    def label_rects(self) -> dict[str, list[int]]:
+        """Screen rectangles [x, y, w, h] of the overlay labels on show, by label name (for the
+        geometry export: grounding data and the OCR legibility tests)."""
+        out: dict[str, list[int]] = {}
+        g = self.mapToGlobal(QtCore.QPoint(0, 0))
+        h = self.height()
+        for (item, _), actor in self._overlay_actors.items():
+            if isinstance(item, Label):
+                b = [0.0] * 4
+                # xmin, xmax, ymin, ymax relative to the actor's position (display pixels, y up)
+                actor.GetBoundingBox(self._renderer, b)
+                px, py = actor.GetPosition()
+                x0, x1, y0, y1 = b
+                out[item.name] = [int(round(g.x() + px + x0)), int(round(g.y() + h - (py + y1))),
+                                  int(round(x1 - x0)), int(round(y1 - y0))]
+        return out
 
     def _polyline_actor(self, pts_px: list[tuple[float, float]], color, width: float, closed=False,
                         dashed=False) -> vtkActor2D:
@@ -249,7 +275,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         tp.SetColor(*color)
         if background:
             tp.SetBackgroundColor(0.0, 0.0, 0.0)
-            tp.SetBackgroundOpacity(0.55)
+            tp.SetBackgroundOpacity(0.8)  # a line crossing a label must not cut through its text
         return actor
 
     # ---- rendering --------------------------------------------------------------------

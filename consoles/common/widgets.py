@@ -82,7 +82,8 @@ class NumberField(QtWidgets.QLineEdit):
         if self.hasFocus() and not self.hasSelectedText():
             r = self.cursorRect()
             p = QtGui.QPainter(self)
-            p.fillRect(QtCore.QRect(r.center().x() - 1, r.top(), 2, r.height()), self.palette().text())
+            # just right of the insertion point, so it never covers the last glyph's stem
+            p.fillRect(QtCore.QRect(r.center().x() + 1, r.top(), 2, r.height()), self.palette().text())
             p.end()
 
 

@@ -392,7 +392,7 @@ class CTConsoleView:
                 self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol over limit {m.ctdi_limit_mgy:.1f} mGy")
                 self.dose_limit_label.setStyleSheet("background: #7a1f1f; color: white; padding: 3px;")
             else:
-                self.dose_limit_label.setText(f"Dose limit CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy: within limit")
+                self.dose_limit_label.setText(f"Within dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy")
                 self.dose_limit_label.setStyleSheet("background: #1f4d2a; color: white; padding: 3px;")
         contrast = p is not None and p.contrast
         self.tab_bolus.setEnabled(contrast)
@@ -633,6 +633,9 @@ class CTConsoleView:
             top, bottom = m.table_limits()
             x, y = self.scout_lat.to_screen(m.y_iso_subject(), (top + bottom) / 2)
             out["scout_lateral.iso_handle"] = [x - 7, y - 7, 14, 14]
+        for vp in self.viewports():
+            if vp.isVisible():
+                out.update({f"{vp.name}.label:{k}": r for k, r in vp.label_rects().items()})
         return out
 
     def transforms(self) -> dict[str, dict[str, float]]:

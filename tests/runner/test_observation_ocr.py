@@ -17,21 +17,28 @@ from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
 from runner.taskcard import load_card
 from tests.conftest import require_console
-from tests.ocr import field_readings, require_tesseract
+from tests.ocr import field_readings, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
 TASK = "ct_kub_low_dose_constraint"
 
 
 class GeometryRecordingReference(ReferenceAgent):
-    """The reference solver, also keeping the widget rectangles of the last screen it acted on."""
+    """The reference solver, also keeping the geometry and state behind every screen it saw
+    (step k's entry describes step_k.png)."""
 
-    geometry: dict[str, list[int]] = {}
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[dict[str, list[int]], dict]] = []
+
+    @property
+    def geometry(self) -> dict[str, list[int]]:
+        return self.seen[-1][0]
 
     def act(self, obs) -> str:
-        action = super().act(obs)
-        self.geometry = self._solver.control.geometry()["geometry"]
-        return action
+        c = self._solver.control
+        self.seen.append((c.geometry()["geometry"], c.state()))
+        return super().act(obs)
 
 
 def test_kub_plan_and_technique_read_back_from_final_png(display, tmp_path):
@@ -60,3 +67,45 @@ def test_kub_plan_and_technique_read_back_from_final_png(display, tmp_path):
         if "".join(text.split()) not in got:
             wrong[name] = (text, got)
     assert not wrong, f"values on final.png differ from state.json: {wrong}"
+
+
+def _overlay_expectations(state: dict) -> dict[str, list[str]]:
+    """The numbers each overlay label must show, from the model state of the same screen."""
+    plan = state["plan"]
+    out = {"scout_ap.label:start_label": [f"{plan['start_mm']:.1f}"],
+           "scout_ap.label:end_label": [f"{plan['end_mm']:.1f}"],
+           "scout_lateral.label:iso_label": [f"{plan['table_height_mm']:.1f}"]}
+    rc = state["recon"]
+    if rc["open_series"] is not None:
+        s = next(x for x in state["series"] if x["uid"] == rc["open_series"])
+        out["recon_view.label:info"] = [str(s["uid"]), str(rc["image_index"] + 1), str(s["n_images"])]
+    return out
+
+
+def test_overlay_labels_on_the_scouts_and_recon_read_back_as_the_model_holds(display, tmp_path):
+    """Range, isocentre and image labels drawn by VTK over the images, on every screen that shows them."""
+    require_console()
+    require_tesseract()
+    agent = GeometryRecordingReference()
+    v = run_episode(EpisodeSpec(load_card(TASK), "dev", 0), agent, tmp_path, display)
+    assert v.outcome == "PASS", v.reason
+    d = episode_dir(tmp_path, "reference", TASK, "dev", 0)
+    checked, wrong = set(), []
+    for k, (geo, state) in enumerate(agent.seen):
+        shot = Image.open(d / f"step_{k:03d}.png")
+        for name, want in _overlay_expectations(state).items():
+            if name not in geo:
+                continue
+            x, y, w, h = geo[name]
+            crop = shot.crop((x - 2, y - 2, x + w + 2, y + h + 2))
+            got = []
+            for r in readings(crop):
+                got.append(r)
+                if numbers(r) == want:
+                    break
+            else:
+                wrong.append(f"step {k} {name}: read {got}, model holds {want}")
+            checked.add(name)
+    assert checked == {"scout_ap.label:start_label", "scout_ap.label:end_label", "scout_lateral.label:iso_label",
+                       "recon_view.label:info"}, checked
+    assert not wrong, "\n".join(wrong)
