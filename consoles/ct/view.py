@@ -389,7 +389,7 @@ class CTConsoleView:
                                 f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
         if m.ctdi_limit_mgy is not None:
             if m.dose_limit_exceeded():
-                self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol over limit {m.ctdi_limit_mgy:.1f} mGy")
+                self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol > limit {m.ctdi_limit_mgy:.1f} mGy")
                 self.dose_limit_label.setStyleSheet("background: #7a1f1f; color: white; padding: 3px;")
             else:
                 self.dose_limit_label.setText(f"Within dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy")
