@@ -1,13 +1,23 @@
-"""Planning graphics as plain data (no Qt/VTK): lines, boxes, handles and labels in image-plane mm.
+"""Planning graphics as plain data (no Qt/VTK): items, handles with roles, hit-testing, dragging.
 
-Image-plane coordinates: u grows to the screen's right, v grows up. Each viewport maps (u, v)
-to pixels; models produce overlays, viewports draw them.
+Image-plane coordinates: u grows to the screen's right, v grows up (millimetres in the plane the
+viewport shows; see rendering.geometry.PlanePose). Builders produce an OverlaySet from model
+state, viewports draw it, and the same set answers "what is under the pointer" through
+`hit_test`, so what is drawn and what can be grabbed never disagree.
+
+Items come in two kinds. Primitives a viewport draws directly: Line, Polyline, Box, Handle,
+Label (and Text). Composites expand into primitives (`expand`): RotatedBox, Circle, Caliper.
+Handles carry a role (move, rotate, resize) and the item they act on; `DragController` turns a
+press -> move -> release sequence on a handle or a movable body into role-specific deltas.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Union
 
 Color = tuple[float, float, float]
+Point = tuple[float, float]
 
 YELLOW: Color = (1.0, 0.85, 0.2)
 CYAN: Color = (0.3, 0.85, 1.0)
@@ -16,7 +26,11 @@ RED: Color = (1.0, 0.35, 0.3)
 WHITE: Color = (0.95, 0.95, 0.95)
 ORANGE: Color = (1.0, 0.6, 0.2)
 
+ROLES = ("move", "rotate", "resize")
+SPANS = ("point", "row", "column")
 
+
+# ---- primitives ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Line:
     name: str
@@ -26,6 +40,18 @@ class Line:
     v1: float
     color: Color = YELLOW
     width: float = 2.0
+    dashed: bool = False
+
+
+@dataclass(frozen=True)
+class Polyline:
+    """Connected segments through `points` (plane mm); `closed` joins the last to the first."""
+
+    name: str
+    points: tuple[Point, ...]
+    color: Color = YELLOW
+    width: float = 2.0
+    closed: bool = False
     dashed: bool = False
 
 
@@ -45,13 +71,42 @@ class Box:
 
 @dataclass(frozen=True)
 class Handle:
-    """A square grip the user drags; `size_px` is its on-screen size."""
+    """A grip the user drags; `size_px` is its on-screen size.
+
+    role: what dragging it does to `target` (an item name; empty = the handle itself):
+      move   - translate (along `axis` only, when given);
+      rotate - turn about `pivot` (plane mm), degrees counter-clockwise on screen;
+      resize - stretch along `axis` (a unit direction in the plane), mm along that axis.
+    span: "point" grabs near (u, v); "row" anywhere on the horizontal line through v (an edge
+    that runs across the view), "column" anywhere on the vertical line through u.
+    Move and resize handles draw as squares, rotate handles as circles; invisible ones only grab.
+    """
 
     name: str
     u: float
     v: float
     color: Color = YELLOW
     size_px: int = 12
+    role: str = "move"
+    target: str = ""
+    axis: Point | None = None
+    pivot: Point | None = None
+    span: str = "point"
+    visible: bool = True
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"handle {self.name!r}: role {self.role!r} not in {ROLES}")
+        if self.span not in SPANS:
+            raise ValueError(f"handle {self.name!r}: span {self.span!r} not in {SPANS}")
+        if self.role == "resize" and self.axis is None:
+            raise ValueError(f"handle {self.name!r}: a resize handle needs an axis")
+        if self.role == "rotate" and self.pivot is None:
+            raise ValueError(f"handle {self.name!r}: a rotate handle needs a pivot")
+
+    @property
+    def acts_on(self) -> str:
+        return self.target or self.name
 
 
 @dataclass(frozen=True)
@@ -67,14 +122,406 @@ class Label:
     background: bool = True
 
 
+@dataclass(frozen=True)
+class Text(Label):
+    """A Label with a vertical anchor too (Label always centres vertically)."""
+
+    valign: str = "center"  # top | center | bottom
+
+
+# ---- composites ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RotatedBox:
+    """A rectangle centred on (cu, cv) with half sizes along its own axes, turned by angle_deg
+    counter-clockwise on screen (a slab's outline, a shim box's cut, an FOV)."""
+
+    name: str
+    cu: float
+    cv: float
+    half_u: float
+    half_v: float
+    angle_deg: float = 0.0
+    color: Color = YELLOW
+    width: float = 2.0
+    dashed: bool = False
+
+    def axes(self) -> tuple[Point, Point]:
+        """The box's own u and v directions in the plane."""
+        a = math.radians(self.angle_deg)
+        return (math.cos(a), math.sin(a)), (-math.sin(a), math.cos(a))
+
+    def corners(self) -> tuple[Point, ...]:
+        """Counter-clockwise from (-half_u, -half_v)."""
+        (au, av), (bu, bv) = self.axes()
+        out = []
+        for su, sv in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+            out.append((self.cu + su * self.half_u * au + sv * self.half_v * bu,
+                        self.cv + su * self.half_u * av + sv * self.half_v * bv))
+        return tuple(out)
+
+    def contains(self, u: float, v: float) -> bool:
+        (au, av), (bu, bv) = self.axes()
+        du, dv = u - self.cu, v - self.cv
+        return abs(du * au + dv * av) < self.half_u and abs(du * bu + dv * bv) < self.half_v
+
+    def handles(self, color: Color | None = None, rotate_offset_px: float = 24.0, px_per_mm: float = 1.0,
+                size_px: int = 10) -> list[Handle]:
+        """Standard grips: four edge resize handles, a rotate handle beyond the top edge."""
+        c = self.color if color is None else color
+        (au, av), (bu, bv) = self.axes()
+        out = []
+        for name, s, (xu, xv), h in (("right", 1, (au, av), self.half_u), ("left", -1, (au, av), self.half_u),
+                                     ("top", 1, (bu, bv), self.half_v), ("bottom", -1, (bu, bv), self.half_v)):
+            out.append(Handle(f"{self.name}.{name}", self.cu + s * h * xu, self.cv + s * h * xv, c, size_px,
+                              "resize", self.name, (s * xu, s * xv)))
+        r = self.half_v + rotate_offset_px / px_per_mm
+        out.append(Handle(f"{self.name}.rotate", self.cu + r * bu, self.cv + r * bv, c, size_px, "rotate",
+                          self.name, pivot=(self.cu, self.cv)))
+        return out
+
+    def dragged(self, delta: "DragDelta", keep_opposite_edge: bool = True) -> "RotatedBox":
+        """The box after a drag delta aimed at it (move, rotate about the pivot, resize an edge)."""
+        if delta.role == "move":
+            return replace(self, cu=self.cu + delta.du, cv=self.cv + delta.dv)
+        if delta.role == "rotate":
+            pu, pv = delta.pivot if delta.pivot is not None else (self.cu, self.cv)
+            a = math.radians(delta.dangle_deg)
+            du, dv = self.cu - pu, self.cv - pv
+            return replace(self, cu=pu + du * math.cos(a) - dv * math.sin(a),
+                           cv=pv + du * math.sin(a) + dv * math.cos(a), angle_deg=self.angle_deg + delta.dangle_deg)
+        (au, av), _ = self.axes()
+        ax = delta.axis or (1.0, 0.0)
+        along_u = abs(ax[0] * au + ax[1] * av) > 0.5
+        grow = delta.damount / 2.0 if keep_opposite_edge else delta.damount
+        shift = delta.damount / 2.0 if keep_opposite_edge else 0.0
+        hu = max(0.0, self.half_u + grow) if along_u else self.half_u
+        hv = self.half_v if along_u else max(0.0, self.half_v + grow)
+        return replace(self, cu=self.cu + shift * ax[0], cv=self.cv + shift * ax[1], half_u=hu, half_v=hv)
+
+
+@dataclass(frozen=True)
+class Circle:
+    """A circle of radius (plane mm), drawn as a closed polygon of `segments` sides."""
+
+    name: str
+    cu: float
+    cv: float
+    radius: float
+    color: Color = YELLOW
+    width: float = 2.0
+    segments: int = 48
+    dashed: bool = False
+
+    def points(self) -> tuple[Point, ...]:
+        n = max(3, self.segments)
+        return tuple((self.cu + self.radius * math.cos(2 * math.pi * i / n),
+                      self.cv + self.radius * math.sin(2 * math.pi * i / n)) for i in range(n))
+
+    def contains(self, u: float, v: float) -> bool:
+        return math.hypot(u - self.cu, v - self.cv) < self.radius
+
+
+@dataclass(frozen=True)
+class Caliper:
+    """A distance measurement: two end points (draggable), the line and its length as text."""
+
+    name: str
+    u0: float
+    v0: float
+    u1: float
+    v1: float
+    color: Color = YELLOW
+    unit: str = "mm"
+    decimals: int = 1
+    text_size_px: int = 13
+
+    @property
+    def length(self) -> float:
+        return math.hypot(self.u1 - self.u0, self.v1 - self.v0)
+
+    @property
+    def text(self) -> str:
+        return f"{self.length:.{self.decimals}f} {self.unit}"
+
+
+Item = Union[Line, Polyline, Box, Handle, Label, RotatedBox, Circle, Caliper]
+
+
+def expand(item: Item) -> list[Item]:
+    """The primitives a composite item is drawn (and grabbed) as; primitives expand to themselves."""
+    if isinstance(item, RotatedBox):
+        return [Polyline(item.name, item.corners(), item.color, item.width, True, item.dashed)]
+    if isinstance(item, Circle):
+        return [Polyline(item.name, item.points(), item.color, item.width, True, item.dashed)]
+    if isinstance(item, Caliper):
+        mid_u, mid_v = (item.u0 + item.u1) / 2.0, (item.v0 + item.v1) / 2.0
+        return [Line(item.name, item.u0, item.v0, item.u1, item.v1, item.color, 1.5, True),
+                Handle(f"{item.name}.p0", item.u0, item.v0, item.color, 10, "move", item.name),
+                Handle(f"{item.name}.p1", item.u1, item.v1, item.color, 10, "move", item.name),
+                Text(f"{item.name}.text", mid_u, mid_v, item.text, item.color, item.text_size_px, "left",
+                     valign="bottom")]
+    return [item]
+
+
 @dataclass
 class OverlaySet:
-    """Everything drawn over one viewport's image."""
+    """Everything drawn over one viewport's image, in drawing order (later items on top), plus
+    which item bodies can be grabbed to move them."""
 
     items: list = field(default_factory=list)
+    movable: dict[str, "Movable"] = field(default_factory=dict)
 
-    def add(self, item) -> None:
+    def add(self, item: Item, movable: "Movable | None" = None) -> None:
+        """Add an item; `movable` makes its body a move grip (see Movable)."""
         self.items.append(item)
+        if movable is not None:
+            self.movable[item.name] = movable
+
+    def primitives(self) -> Iterator[Item]:
+        for item in self.items:
+            yield from expand(item)
 
     def handles(self) -> list[Handle]:
-        return [i for i in self.items if isinstance(i, Handle)]
+        return [i for i in self.primitives() if isinstance(i, Handle)]
+
+    def find(self, name: str) -> Item | None:
+        for item in self.items:
+            if item.name == name:
+                return item
+        return None
+
+
+@dataclass(frozen=True)
+class Movable:
+    """A body grip: pressing inside the item (a box, circle or closed polyline) or on it (a line)
+    moves it. `axis` restricts the motion to one plane direction; span "row" makes a body grab at
+    any u within its v extent (a range drawn across the view), "column" the converse."""
+
+    axis: Point | None = None
+    span: str = "point"
+
+
+# ---- plane <-> pixel ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PixelTransform:
+    """Plane mm -> widget pixel (origin top-left, y down): x = ox + k u, y = oy - k v."""
+
+    k: float
+    ox: float
+    oy: float
+
+    def to_pixel(self, u: float, v: float) -> Point:
+        return self.ox + self.k * u, self.oy - self.k * v
+
+    def to_plane(self, x: float, y: float) -> Point:
+        return (x - self.ox) / self.k, (self.oy - y) / self.k
+
+    def to_dict(self) -> dict[str, float]:
+        """The form the geometry export uses: x = ax u + bx, y = ay v + by."""
+        return {"ax": self.k, "bx": self.ox, "ay": -self.k, "by": self.oy}
+
+
+# ---- hit-testing --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Hit:
+    """What is under the pointer: a handle, or an item body (role move)."""
+
+    kind: str  # handle | body
+    name: str  # the handle's name, or the body item's name
+    role: str
+    target: str
+    axis: Point | None = None
+    pivot: Point | None = None
+    distance_px: float = 0.0
+
+
+def _seg_distance(pu: float, pv: float, a: Point, b: Point) -> float:
+    (au, av), (bu, bv) = a, b
+    du, dv = bu - au, bv - av
+    L2 = du * du + dv * dv
+    t = 0.0 if L2 == 0 else max(0.0, min(1.0, ((pu - au) * du + (pv - av) * dv) / L2))
+    return math.hypot(pu - (au + t * du), pv - (av + t * dv))
+
+
+def _inside_polygon(u: float, v: float, pts: tuple[Point, ...]) -> bool:
+    inside = False
+    n = len(pts)
+    for i in range(n):
+        (u0, v0), (u1, v1) = pts[i], pts[(i + 1) % n]
+        if (v0 > v) != (v1 > v) and u < u0 + (v - v0) * (u1 - u0) / (v1 - v0):
+            inside = not inside
+    return inside
+
+
+def _handle_distance_px(h: Handle, u: float, v: float, k: float) -> float:
+    # Distances are |plane difference| x pixels-per-mm, the formula the CT view always used.
+    if h.span == "row":
+        return abs(v - h.v) * k
+    if h.span == "column":
+        return abs(u - h.u) * k
+    return math.hypot(u - h.u, v - h.v) * k
+
+
+def _body_distance_px(item: Item, m: Movable, u: float, v: float, k: float) -> float | None:
+    """0 inside an area item, pixel distance to a line item, None when the item has no body."""
+    if isinstance(item, Box):
+        lo_u, hi_u = sorted((item.u0, item.u1))
+        lo_v, hi_v = sorted((item.v0, item.v1))
+        in_u = m.span == "row" or lo_u < u < hi_u
+        in_v = m.span == "column" or lo_v < v < hi_v
+        return 0.0 if in_u and in_v else math.inf
+    if isinstance(item, (RotatedBox, Circle)):
+        return 0.0 if item.contains(u, v) else math.inf
+    if isinstance(item, Polyline) and item.closed:
+        return 0.0 if _inside_polygon(u, v, item.points) else math.inf
+    if isinstance(item, Polyline):
+        pts = item.points
+        return min((_seg_distance(u, v, a, b) for a, b in zip(pts, pts[1:])), default=math.inf) * k
+    if isinstance(item, (Line, Caliper)):
+        return _seg_distance(u, v, (item.u0, item.v0), (item.u1, item.v1)) * k
+    return None
+
+
+def hit_test(overlays: OverlaySet, transform: PixelTransform, x: float, y: float,
+             grab_px: float = 10.0) -> Hit | None:
+    """The handle or movable body under widget pixel (x, y), or None.
+
+    Handles win over bodies. Among handles within reach (grab_px, or half the handle's size if
+    larger) the nearest wins; equal distances go to the one added first, so a builder lists its
+    most important grips first. Bodies are tested the same way (inside an area counts as 0 px).
+    """
+    u, v = transform.to_plane(x, y)
+    k = transform.k
+    best: tuple[float, int, Hit] | None = None
+    for i, h in enumerate(overlays.handles()):
+        d = _handle_distance_px(h, u, v, k)
+        if d <= max(grab_px, h.size_px / 2.0) and (best is None or d < best[0]):
+            best = (d, i, Hit("handle", h.name, h.role, h.acts_on, h.axis, h.pivot, d))
+    if best is not None:
+        return best[2]
+    for i, item in enumerate(overlays.items):
+        m = overlays.movable.get(item.name)
+        if m is None:
+            continue
+        d = _body_distance_px(item, m, u, v, k)
+        if d is not None and d <= grab_px and (best is None or d < best[0]):
+            best = (d, i, Hit("body", item.name, "move", item.name, m.axis, None, d))
+    return None if best is None else best[2]
+
+
+# ---- dragging -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DragDelta:
+    """One step of a drag, in plane mm and degrees.
+
+    `u, v` is the pointer now; `du, dv` its motion since the previous event (projected on the
+    axis for axis-bound moves), `total_du, total_dv` since the press. Rotate drags report the turn
+    about the pivot (`dangle_deg`, `total_angle_deg`, counter-clockwise on screen); resize drags
+    the stretch along the handle's axis (`damount`, `total_amount`).
+    """
+
+    phase: str  # move | release
+    hit: Hit
+    u: float
+    v: float
+    du: float = 0.0
+    dv: float = 0.0
+    total_du: float = 0.0
+    total_dv: float = 0.0
+    dangle_deg: float = 0.0
+    total_angle_deg: float = 0.0
+    damount: float = 0.0
+    total_amount: float = 0.0
+
+    @property
+    def role(self) -> str:
+        return self.hit.role
+
+    @property
+    def target(self) -> str:
+        return self.hit.target
+
+    @property
+    def handle(self) -> str:
+        return self.hit.name
+
+    @property
+    def axis(self) -> Point | None:
+        return self.hit.axis
+
+    @property
+    def pivot(self) -> Point | None:
+        return self.hit.pivot
+
+
+def _angle_deg(p: Point, pivot: Point) -> float:
+    return math.degrees(math.atan2(p[1] - pivot[1], p[0] - pivot[0]))
+
+
+class DragController:
+    """press -> move* -> release over an OverlaySet, with no Qt: a view feeds it plane
+    coordinates and applies the deltas to its model."""
+
+    def __init__(self, grab_px: float = 10.0) -> None:
+        self.grab_px = grab_px
+        self.hit: Hit | None = None
+        self._press: Point = (0.0, 0.0)
+        self._last: Point = (0.0, 0.0)
+
+    @property
+    def active(self) -> bool:
+        return self.hit is not None
+
+    def press(self, u: float, v: float, overlays: OverlaySet, transform: PixelTransform) -> Hit | None:
+        """Start a drag on whatever is under (u, v); returns it (None: nothing grabbed)."""
+        x, y = transform.to_pixel(u, v)
+        self.hit = hit_test(overlays, transform, x, y, self.grab_px)
+        self._press = self._last = (u, v)
+        return self.hit
+
+    def move(self, u: float, v: float) -> DragDelta | None:
+        return self._step("move", u, v)
+
+    def release(self, u: float, v: float) -> DragDelta | None:
+        """The final delta (None when nothing was grabbed); the drag ends."""
+        d = self._step("release", u, v)
+        self.hit = None
+        return d
+
+    def cancel(self) -> None:
+        self.hit = None
+
+    def _step(self, phase: str, u: float, v: float) -> DragDelta | None:
+        h = self.hit
+        if h is None:
+            return None
+        (lu, lv), (pu, pv) = self._last, self._press
+        self._last = (u, v)
+        du, dv, tu, tv = u - lu, v - lv, u - pu, v - pv
+        if h.role == "rotate":
+            assert h.pivot is not None
+            da = _wrap(_angle_deg((u, v), h.pivot) - _angle_deg((lu, lv), h.pivot))
+            ta = _wrap(_angle_deg((u, v), h.pivot) - _angle_deg((pu, pv), h.pivot))
+            return DragDelta(phase, h, u, v, du, dv, tu, tv, dangle_deg=da, total_angle_deg=ta)
+        if h.role == "resize":
+            assert h.axis is not None
+            ax, ay = _unit2(h.axis)
+            return DragDelta(phase, h, u, v, du, dv, tu, tv, damount=du * ax + dv * ay,
+                             total_amount=tu * ax + tv * ay)
+        if h.axis is not None:
+            ax, ay = _unit2(h.axis)
+            s, t = du * ax + dv * ay, tu * ax + tv * ay
+            du, dv, tu, tv = s * ax, s * ay, t * ax, t * ay
+        return DragDelta(phase, h, u, v, du, dv, tu, tv)
+
+
+def _wrap(deg: float) -> float:
+    return (deg + 180.0) % 360.0 - 180.0
+
+
+def _unit2(a: Point) -> Point:
+    n = math.hypot(a[0], a[1])
+    if n == 0:
+        raise ValueError("zero-length axis")
+    return a[0] / n, a[1] / n
+
