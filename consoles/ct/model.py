@@ -1,24 +1,35 @@
 """CT console model: all state and simulator logic, serializable, no Qt.
 
-Coordinates: the console works in table millimetres. Table z = subject z - laser_z + shift,
-where laser_z is where the positioning laser was set on the subject (the jugular notch, subject
-z = 0) and `shift` is the seeded positioning error. Start is the superior (top) edge of the
-range, End the inferior edge (start > end).
+Coordinates: the console works in table millimetres (rendering.geometry.TableFrame): table z =
+subject z - laser_z + shift, where laser_z is where the positioning laser was set on the subject
+(the jugular notch, subject z = 0) and `shift` is the seeded positioning error. Start is the
+superior (top) edge of the range, End the inferior edge (start > end).
 Table height H (mm) sets where the gantry isocentre lies in the subject: the subject frame has
 y = 0 at the table top and the body at y < 0, the isocentre is ISO_HEIGHT_MM above the lowest
 table position, so y_iso = H - ISO_HEIGHT_MM. Raising the table lifts the patient, moving the
 isocentre toward the table top (posterior). The seeded offset perturbs the initial height.
+
+Numeric settings are declared Parameters (PARAMETERS here, bolus.PARAMETERS for bolus tracking):
+their bounds, decimals and enable rules are the ones the view shows and the model enforces.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
+from consoles.common.params import Parameter
+from consoles.ct import bolus as bolus_module
+from consoles.ct.bolus import (DEFAULT_THRESHOLD_HU, DEFAULT_TRIGGER_DELAY_S, MONITOR_DELAY_S,  # noqa: F401
+                               MONITOR_INTERVAL_S, MONITOR_NOISE_HU, MONITOR_TIMEOUT_S, ROI_RADIUS_MM, BolusTracking)
 from consoles.ct.protocols import PROTOCOLS, Protocol, get_protocol
 from rendering import ct_contrast, ct_physics
-from rendering.seeding import seeded_rng as episode_rng
+from rendering.geometry import TableFrame, helical_duration_s, helical_time_at
+
+__all__ = ["CTModel", "ConsoleActionError", "Series", "PARAMETERS", "ISO_HEIGHT_MM", "MONITOR_DELAY_S",
+           "MONITOR_TIMEOUT_S"]
 
 SCOUT_SECONDS = 4.0
 RECON_SECONDS = 2.0
@@ -26,32 +37,40 @@ MIN_RANGE_MM = 10.0
 TABLE_HEIGHT_LIMITS = (60.0, 260.0)
 NOMINAL_TABLE_HEIGHT = 160.0
 ISO_HEIGHT_MM = 270.0  # isocentre above the lowest table position: y_iso = H - 270
-# Bolus tracking: low-dose monitoring images start MONITOR_DELAY_S after the injection, one every
-# MONITOR_INTERVAL_S, until the ROI mean reaches the threshold (then the scan starts after the
-# post-trigger delay) or MONITOR_TIMEOUT_S passes.
-MONITOR_DELAY_S = 8.0
-MONITOR_INTERVAL_S = 1.0
-MONITOR_TIMEOUT_S = 60.0
-MONITOR_NOISE_HU = 18.0
-ROI_RADIUS_MM = 5.0
-DEFAULT_THRESHOLD_HU = 150.0
-DEFAULT_TRIGGER_DELAY_S = 6.0
+# Scheduler priorities: which of the scanner's events runs first when two fall on one instant.
+PRIORITY_SCOUT, PRIORITY_ROTATION_END, PRIORITY_RECON_DONE = 0, 1, 2
 
 
-def _seeded_offset(rng: np.random.Generator, perturbations: dict, name: str) -> float:
-    """A seeded offset in mm from the card: `<name>_mm: [lo, hi]` draws uniformly in the range;
-    `<name>_abs_mm: [lo, hi]` draws a magnitude in the range with a random sign, so the start
-    state is always clearly wrong (the default plan never already fits the anatomy)."""
-    lo, hi = perturbations.get(f"{name}_mm", [0.0, 0.0])
-    value = float(rng.uniform(lo, hi))
-    if f"{name}_abs_mm" in perturbations:
-        lo, hi = perturbations[f"{name}_abs_mm"]
-        value = float(rng.choice([-1.0, 1.0]) * rng.uniform(lo, hi))
-    return round(value, 1)
+PLAN_EDITABLE = Rule(
+    (lambda m: m.scout_status == "done", "Acquire the scout before planning."),
+    (lambda m: m.scan_status == "idle", "Cannot change the plan while scanning."),
+)
+ACQUISITION_EDITABLE = Rule(
+    (lambda m: m.protocol is not None, "Load a protocol first."),
+    (lambda m: m.scan_status == "idle", "Cannot change parameters while scanning."),
+    (lambda m: m.scout_status != "acquiring", "The scanner is busy."),
+)
 
-
-class ConsoleActionError(ValueError):
-    """An operation the console refuses in its current state (shown to the user as a message)."""
+PARAMETERS = (
+    Parameter("start_mm", "Start (top)", "mm", -2000, 2000, 1, 5.0, PLAN_EDITABLE,
+              set=lambda m, v: m.set_range(v, None), widget="start_field"),
+    Parameter("end_mm", "End (bottom)", "mm", -2000, 2000, 1, 5.0, PLAN_EDITABLE,
+              set=lambda m, v: m.set_range(None, v), widget="end_field"),
+    Parameter("table_height_mm", "Table height", "mm", *TABLE_HEIGHT_LIMITS, 1, 1.0, PLAN_EDITABLE,
+              set=lambda m, v: m.set_table_height(v), widget="table_height_field"),
+    Parameter("kv", "Tube voltage", "kV", 70, 150, 0, 10, ACQUISITION_EDITABLE,
+              set=lambda m, v: m.set_param("kv", v)),
+    Parameter("mas", "Tube current", "mAs", 10, 600, 0, 10, ACQUISITION_EDITABLE,
+              set=lambda m, v: m.set_param("mas", v)),
+    Parameter("pitch", "Pitch", "", 0.2, 1.5, 2, 0.05, ACQUISITION_EDITABLE,
+              set=lambda m, v: m.set_param("pitch", v)),
+    # set by protocols; no field on the console, but set_param accepts them
+    Parameter("fov_mm", "FOV", "mm", 150, 500, 1, 10, ACQUISITION_EDITABLE,
+              set=lambda m, v: m.set_param("fov_mm", v)),
+    Parameter("slice_mm", "Slice", "mm", 0.5, 10.0, 2, 0.25, ACQUISITION_EDITABLE,
+              set=lambda m, v: m.set_param("slice_mm", v)),
+)
+ACQUISITION_PARAMS = ("kv", "mas", "pitch", "fov_mm", "slice_mm")
 
 
 @dataclass
@@ -86,29 +105,29 @@ class Series:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in d.items()}
 
 
-class CTModel:
+class CTModel(ConsoleModelBase):
     """The scanner console's logic. Methods raise ConsoleActionError when the action is not allowed."""
+
+    modality = "ct"
 
     def __init__(self, subject, task_id: str, seed: int, initial_state: dict | None = None,
                  perturbations: dict | None = None) -> None:
+        super().__init__(task_id, subject.id, seed)
         self.subject = subject
-        self.task_id, self.seed = task_id, seed
-        self.listeners: list[Callable[[str], None]] = []
         initial_state = dict(initial_state or {})
-        perturbations = dict(perturbations or {})
-        rng = episode_rng(task_id, subject.id, seed, "perturbation")
-        self.patient_shift_mm = _seeded_offset(rng, perturbations, "patient_shift")
-        self.table_height_offset_mm = _seeded_offset(rng, perturbations, "table_height_offset")
-        lo, hi = perturbations.get("heart_rate_bpm", [70, 70])
-        self.heart_rate_bpm = int(round(rng.uniform(lo, hi)))
+        # the order of these draws is part of every episode's identity: append, never reorder
+        draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
+        self.patient_shift_mm = draws.offset_mm("patient_shift")
+        self.table_height_offset_mm = draws.offset_mm("table_height_offset")
+        self.heart_rate_bpm = int(round(draws.uniform("heart_rate_bpm", [70, 70])))
         self.ctdi_limit_mgy: float | None = initial_state.get("ctdi_limit_mgy")
-        if "ctdi_limit_mgy" in perturbations:
-            lo, hi = perturbations["ctdi_limit_mgy"]
-            self.ctdi_limit_mgy = round(float(rng.uniform(lo, hi)) * 2) / 2  # whole half-mGy, as a policy states
+        limit = draws.uniform_if_present("ctdi_limit_mgy")
+        if limit is not None:
+            self.ctdi_limit_mgy = round(limit * 2) / 2  # whole half-mGy, as a policy states
         self.contrast = ct_contrast.contrast_params(subject.id, seed, self.heart_rate_bpm)
         self.t_injection: float | None = None
-        self.t = 0.0
-        self.laser_z = 0.0  # the laser is set at the jugular notch, subject z = 0
+        self.frame = TableFrame(laser_z_subject_mm=0.0, patient_shift_mm=self.patient_shift_mm,
+                                iso_height_mm=ISO_HEIGHT_MM)  # the laser is set at the jugular notch, subject z = 0
         self.protocol: Protocol | None = None
         self.selected_protocol: str | None = None
         self.scout_status = "none"  # none | acquiring | done
@@ -126,23 +145,21 @@ class CTModel:
         self.series: list[Series] = []
         self.recon_open: int | None = None
         self.recon_index = 0
-        self.events: list[dict[str, Any]] = []
         self.message = "Select a protocol and press Load protocol."
         self._hu_lut = subject.ct_hu_lut().astype(np.float32)
         self._enh_lut = subject.hu_enhancement_lut().astype(np.float32)
         self._comp_lut = subject.ct_compartment_lut().astype(np.int64)
         self._mu: np.ndarray | None = None
-        self.bolus = {"status": "off", "monitor_z_mm": None, "roi": None, "roi_radius_mm": ROI_RADIUS_MM,
-                      "threshold_hu": DEFAULT_THRESHOLD_HU, "delay_s": DEFAULT_TRIGGER_DELAY_S,
-                      "samples": [], "t_trigger": None, "t_scan": None, "next_sample_t": None}
-        self.monitor_image: np.ndarray | None = None
+        self.bolus = BolusTracking(self)
+        self.declare(PARAMETERS)
+        self.declare(bolus_module.PARAMETERS)
         self.start_page = initial_state.get("start_page", "planning")
         if initial_state.get("protocol"):
             self.load_protocol(initial_state["protocol"], log=False)
         if initial_state.get("prior_exam"):
-            self._load_prior_exam(initial_state["prior_exam"], perturbations, rng)
+            self._load_prior_exam(initial_state["prior_exam"], draws)
 
-    def _load_prior_exam(self, spec: dict, perturbations: dict, rng: np.random.Generator) -> None:
+    def _load_prior_exam(self, spec: dict, draws: PerturbationDraws) -> None:
         """An earlier series of this exam whose range clipped one end of the organ (recovery tasks).
 
         spec: {"protocol", "labels": [label names], "margin_mm"}; perturbations "prior_clip_end"
@@ -152,10 +169,8 @@ class CTModel:
         self._finish_scout(log=False)
         zmin, zmax = self._label_z_extent(list(spec["labels"]))
         margin = float(spec.get("margin_mm", 10.0))
-        ends = list(perturbations.get("prior_clip_end", ["bottom"]))
-        clip_end = str(ends[int(rng.integers(len(ends)))])
-        lo, hi = perturbations.get("prior_clip_mm", [30.0, 50.0])
-        clip = round(float(rng.uniform(lo, hi)), 1)
+        clip_end = str(draws.choice("prior_clip_end", ["bottom"]))
+        clip = round(draws.uniform("prior_clip_mm", [30.0, 50.0]), 1)
         top, bottom = zmax + margin, zmin - margin
         if clip_end == "top":
             top = zmax - clip
@@ -173,19 +188,27 @@ class CTModel:
                         "before you took over. Review it in the Review page before continuing.")
 
     # ---- geometry ---------------------------------------------------------------------
+    @property
+    def laser_z(self) -> float:
+        return self.frame.laser_z_subject_mm
+
+    @property
+    def busy(self) -> bool:
+        """The scanner is acquiring (scout or scan) or reconstructing."""
+        return self.scan_status != "idle" or self.scout_status == "acquiring"
+
     def table_from_subject_z(self, z: float | np.ndarray) -> float | np.ndarray:
-        return z - self.laser_z + self.patient_shift_mm
+        return self.frame.table_z(z)
 
     def subject_from_table_z(self, zt: float | np.ndarray) -> float | np.ndarray:
-        return zt + self.laser_z - self.patient_shift_mm
+        return self.frame.subject_z(zt)
 
     def y_iso_subject(self, height: float | None = None) -> float:
-        h = self.table_height_mm if height is None else height
-        return h - ISO_HEIGHT_MM
+        return self.frame.y_iso_subject(self.table_height_mm if height is None else height)
 
     @staticmethod
     def table_height_for(y_iso: float) -> float:
-        return y_iso + ISO_HEIGHT_MM
+        return TableFrame(iso_height_mm=ISO_HEIGHT_MM).table_height_for(y_iso)
 
     def table_limits(self) -> tuple[float, float]:
         """(top, bottom) of the scannable table range (the subject volume) in table mm."""
@@ -198,20 +221,6 @@ class CTModel:
         ks = np.nonzero(np.isin(self.subject.labels, ids).any(axis=(1, 2)))[0]
         z = self.subject.world_z()
         return float(z[ks[0]]), float(z[ks[-1]])
-
-    # ---- notifications ----------------------------------------------------------------
-    def _changed(self, what: str) -> None:
-        for fn in self.listeners:
-            fn(what)
-
-    def _log(self, event: str, **info: Any) -> None:
-        self.events.append({"t": round(self.t, 3), "event": event, **info})
-
-    def _require(self, cond: bool, message: str) -> None:
-        if not cond:
-            self.message = message
-            self._changed("message")
-            raise ConsoleActionError(message)
 
     # ---- protocol ---------------------------------------------------------------------
     @staticmethod
@@ -245,6 +254,7 @@ class CTModel:
         self._require(self.scan_status == "idle" and self.scout_status != "acquiring", "The scanner is busy.")
         self.scout_status = "acquiring"
         self.scout_t_end = self.t + SCOUT_SECONDS
+        self.schedule(self.scout_t_end, self._finish_scout, PRIORITY_SCOUT, "scout_done")
         self._log("scout_started")
         self.message = "Acquiring scout (AP and lateral)..."
         self._changed("scout")
@@ -264,7 +274,7 @@ class CTModel:
 
     def _finish_scout(self, log: bool = True) -> None:
         spacing = self.subject.spacing_mm
-        rng = episode_rng(self.task_id, self.subject.id, self.seed, "scout")
+        rng = self.rng("scout")
         z = self.subject.world_z()
         top = float(self.table_from_subject_z(z[-1]))
         ox, oy, _ = self.subject.origin_mm
@@ -274,8 +284,7 @@ class CTModel:
             self.scouts[view] = ct_physics.Scout(view, np.flipud(noisy), u0, du, top, spacing[2])
         self.dw_mm = ct_physics.water_equivalent_diameter_mm(proj["ap"], proj["lateral"], spacing)
         self.scout_status = "done"
-        if self.protocol is not None and self.protocol.contrast and self.bolus["monitor_z_mm"] is None:
-            self.bolus["monitor_z_mm"] = self.default_monitor_z()  # shown on the scout; the user moves it
+        self.bolus.on_scout_acquired()
         if log:
             self._log("scout_acquired")
         self.message = "Scout ready. Plan the scan range on the scout, then Confirm plan."
@@ -283,15 +292,14 @@ class CTModel:
 
     # ---- planning ---------------------------------------------------------------------
     def _editable(self) -> None:
-        self._require(self.scout_status == "done", "Acquire the scout before planning.")
-        self._require(self.scan_status == "idle", "Cannot change the plan while scanning.")
+        self._require_rule(PLAN_EDITABLE)
 
     def set_range(self, start_mm: float | None = None, end_mm: float | None = None) -> None:
         """Set the top (start) and/or bottom (end) edge in table mm, kept inside the table limits."""
         self._editable()
         top, bottom = self.table_limits()
-        s = self.start_mm if start_mm is None else float(start_mm)
-        e = self.end_mm if end_mm is None else float(end_mm)
+        s = self.start_mm if start_mm is None else self.parameters["start_mm"].bound(start_mm)
+        e = self.end_mm if end_mm is None else self.parameters["end_mm"].bound(end_mm)
         s = min(top, max(bottom + MIN_RANGE_MM, s))
         e = max(bottom, min(top - MIN_RANGE_MM, e))
         if s - e < MIN_RANGE_MM:
@@ -314,7 +322,7 @@ class CTModel:
 
     def set_table_height(self, h: float) -> None:
         self._editable()
-        h = round(min(TABLE_HEIGHT_LIMITS[1], max(TABLE_HEIGHT_LIMITS[0], float(h))), 1)
+        h = self.parameters["table_height_mm"].clamp(h)
         if h != self.table_height_mm:
             self.table_height_mm = h
             self._unconfirm()
@@ -322,12 +330,11 @@ class CTModel:
         self._changed("plan")
 
     def set_param(self, name: str, value: float) -> None:
-        self._require(self.scan_status == "idle", "Cannot change parameters while scanning.")
-        bounds = {"kv": (70, 150), "mas": (10, 600), "pitch": (0.2, 1.5), "fov_mm": (150, 500),
-                  "slice_mm": (0.5, 10.0)}
-        self._require(name in bounds, f"unknown parameter {name}")
-        lo, hi = bounds[name]
-        value = round(min(hi, max(lo, float(value))), 3)
+        """An acquisition parameter (kV, mAs, pitch, FOV, slice), clamped and rounded by its Parameter."""
+        self._require(name in ACQUISITION_PARAMS, f"unknown parameter {name}")
+        p = self.parameters[name]
+        self._require_rule(p.enabled_when)
+        value = p.clamp(value)
         if getattr(self, name) != value:
             setattr(self, name, value)
             self._unconfirm()
@@ -372,18 +379,15 @@ class CTModel:
         self._require(self.scout_status == "done", "Acquire the scout first.")
         self._require(self.scan_status == "idle", "A scan is already running.")
         self._require(self.confirmed, "Confirm the plan before scanning.")
-        manual = self.bolus["status"] in ("monitoring", "triggered")
-        if manual:
-            self.bolus["status"] = "done"
-            self._log("bolus_manual_start", t_since_injection=round(self.t - self.t_injection, 2))
+        self.bolus.on_manual_scan()
         self._start_scan()
 
     def _start_scan(self) -> None:
         length = self.start_mm - self.end_mm
         self.scan_status = "scanning"
         self.scan_t_start = self.t
-        self.scan_t_end = self.t + ct_physics.scan_duration_s(length, self.pitch, self.collimation_mm,
-                                                              self.rotation_s)
+        self.scan_t_end = self.t + helical_duration_s(length, self.pitch, self.collimation_mm, self.rotation_s)
+        self.schedule(self.scan_t_end, self._end_of_rotation, PRIORITY_ROTATION_END, "rotation_end")
         self._log("scan_started", start_mm=self.start_mm, end_mm=self.end_mm)
         self.message = "Scanning..."
         self._changed("scan")
@@ -423,10 +427,13 @@ class CTModel:
         n = max(1, int(round((self.start_mm - self.end_mm) / self.slice_mm)))
         z_centres = sz_top - (np.arange(n) + 0.5) * (sz_top - sz_bottom) / n
         sigma = self.expected_noise_hu()
-        rng = episode_rng(self.task_id, self.subject.id, self.seed, "recon", len(self.series))
+        rng = self.rng("recon", len(self.series))
         t0 = self.scan_t_start
-        feed = self.pitch * self.collimation_mm / self.rotation_s
-        t_of = lambda zc: t0 + (sz_top - zc) / feed  # noqa: E731  (helical: the top is imaged first)
+
+        def t_of(zc: float) -> float:
+            # helical: the top is imaged first. Positions are subject z on both sides (only their
+            # difference enters), exactly the arithmetic the recorded episodes were made with.
+            return helical_time_at(zc, sz_top, t0, self.pitch, self.collimation_mm, self.rotation_s)
         if self.t_injection is None:
             hu_fn = self._hu_slab
         else:  # each image shows the enhancement at the moment the table passed its position
@@ -448,128 +455,35 @@ class CTModel:
         self.message = f"Series {s.uid} reconstructed ({n} images). Open it in Review."
         self._changed("series")
 
-    # ---- bolus tracking ---------------------------------------------------------------
-    def _bolus_editable(self) -> None:
-        self._require(self.protocol is not None and self.protocol.contrast,
-                      "Bolus tracking is only available in contrast protocols.")
-        self._require(self.scout_status == "done", "Acquire the scout first.")
-        self._require(self.bolus["status"] in ("off", "ready"), "Bolus tracking is already running.")
+    # ---- bolus tracking (consoles.ct.bolus) ----------------------------------------------------
+    @property
+    def monitor_image(self) -> np.ndarray | None:
+        """The last monitoring (or reference) image of bolus tracking."""
+        return self.bolus.image
+
+    def default_monitor_z(self) -> float:
+        return self.bolus.default_monitor_z()
 
     def set_monitor_z(self, z_mm: float) -> None:
         """Table position (mm) of the monitoring slice; a new reference image is needed after a move."""
-        self._bolus_editable()
-        top, bottom = self.table_limits()
-        z = round(min(top, max(bottom, float(z_mm))), 1)
-        if z != self.bolus["monitor_z_mm"]:
-            self.bolus["monitor_z_mm"] = z
-            self.bolus["status"] = "off"
-            self.bolus["roi"] = None
-            self.monitor_image = None
-            self._log("monitor_z_changed", monitor_z_mm=z)
-        self.message = "Acquire the monitoring reference image, then click the descending aorta to place the ROI."
-        self._changed("bolus")
-
-    def default_monitor_z(self) -> float:
-        return round(self.start_mm - 40.0, 1)
-
-    def _monitor_slice(self, t: float, rng: np.random.Generator | None) -> np.ndarray:
-        zs = float(self.subject_from_table_z(self.bolus["monitor_z_mm"]))
-        img = self._hu_slab(zs - 2.5, zs + 2.5, self.hu_lut_at(t)).mean(axis=0)
-        if rng is not None:
-            from scipy.ndimage import uniform_filter
-            img = img + MONITOR_NOISE_HU * 2.0 * uniform_filter(
-                rng.standard_normal(img.shape).astype(np.float32), size=2)
-        return img.astype(np.float32)
+        self.bolus.set_monitor_z(z_mm)
 
     def acquire_monitor_reference(self) -> None:
-        self._bolus_editable()
-        if self.bolus["monitor_z_mm"] is None:
-            self.bolus["monitor_z_mm"] = self.default_monitor_z()
-        rng = episode_rng(self.task_id, self.subject.id, self.seed, "monitor_ref", self.bolus["monitor_z_mm"])
-        self.monitor_image = self._monitor_slice(self.t, rng)
-        self.bolus["status"] = "ready"
-        self._log("monitor_reference_acquired", monitor_z_mm=self.bolus["monitor_z_mm"])
-        self.message = "Reference image ready: click the descending aorta to place the ROI."
-        self._changed("bolus")
+        self.bolus.acquire_reference()
 
     def set_roi(self, x_mm: float, y_mm: float) -> None:
         """ROI centre in subject mm (x patient left, y posterior) on the monitoring slice."""
-        self._require(self.monitor_image is not None, "Acquire the monitoring reference image first.")
-        self._require(self.bolus["status"] != "done", "Bolus tracking has finished.")
-        self.bolus["roi"] = (round(float(x_mm), 1), round(float(y_mm), 1))
-        self._log("roi_placed", x_mm=self.bolus["roi"][0], y_mm=self.bolus["roi"][1],
-                  monitor_z_mm=self.bolus["monitor_z_mm"])
-        self.message = "ROI placed. Check threshold and delay, then Start injection."
-        self._changed("bolus")
+        self.bolus.set_roi(x_mm, y_mm)
 
     def set_bolus_param(self, name: str, value: float) -> None:
-        self._require(name in ("threshold_hu", "delay_s"), f"unknown bolus parameter {name}")
-        self._require(self.bolus["status"] in ("off", "ready", "monitoring"), "Bolus tracking has triggered.")
-        lo, hi = (50.0, 400.0) if name == "threshold_hu" else (2.0, 30.0)
-        v = round(min(hi, max(lo, float(value))), 1)
-        if v != self.bolus[name]:
-            self.bolus[name] = v
-            self._log("bolus_param_changed", name=name, value=v)
-        self._changed("bolus")
+        self.bolus.set_param(name, value)
 
     def roi_hu(self, img: np.ndarray) -> float:
-        x, y = self.bolus["roi"]
-        xs, ys = self.subject.world_x(), self.subject.world_y()
-        r = self.bolus["roi_radius_mm"]
-        inside = (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r * r
-        if not inside.any():
-            return float(img[int(np.argmin(np.abs(ys - y))), int(np.argmin(np.abs(xs - x)))])
-        return float(img[inside].mean())
+        return self.bolus.roi_hu(img)
 
     def start_bolus_tracking(self) -> None:
         """Start the injection and the monitoring scans; the scan follows the trigger automatically."""
-        self._require(self.protocol is not None and self.protocol.contrast,
-                      "Bolus tracking is only available in contrast protocols.")
-        self._require(self.bolus["status"] == "ready", "Acquire the monitoring reference image first.")
-        self._require(self.bolus["roi"] is not None, "Place the ROI on the monitoring image first.")
-        self._require(self.confirmed, "Confirm the plan before starting the injection.")
-        self._require(self.scan_status == "idle", "The scanner is busy.")
-        self.t_injection = self.t
-        self.bolus["status"] = "monitoring"
-        self.bolus["samples"] = []
-        self.bolus["next_sample_t"] = self.t + MONITOR_DELAY_S
-        self._log("injection_started", threshold_hu=self.bolus["threshold_hu"], delay_s=self.bolus["delay_s"])
-        self.message = f"Injection running. Monitoring starts in {MONITOR_DELAY_S:.0f} s."
-        self._changed("bolus")
-
-    def _monitor_step(self) -> None:
-        """One low-dose monitoring image at the scheduled time and the trigger decision."""
-        b = self.bolus
-        n = len(b["samples"])
-        rng = episode_rng(self.task_id, self.subject.id, self.seed, "monitor", n)
-        img = self._monitor_slice(self.t, rng)
-        self.monitor_image = img
-        hu = round(self.roi_hu(img), 1)
-        b["samples"].append((round(self.t - self.t_injection, 2), hu))
-        b["next_sample_t"] = self.t + MONITOR_INTERVAL_S
-        if hu >= b["threshold_hu"]:
-            b["status"] = "triggered"
-            b["t_trigger"] = round(self.t, 3)
-            b["t_scan"] = round(self.t + b["delay_s"], 3)
-            b["next_sample_t"] = None
-            self._log("bolus_triggered", roi_hu=hu, t_since_injection=round(self.t - self.t_injection, 2))
-            self.message = f"Threshold reached ({hu:.0f} HU). Scan starts in {b['delay_s']:.0f} s."
-        elif self.t - self.t_injection >= MONITOR_TIMEOUT_S:
-            b["status"] = "done"
-            b["next_sample_t"] = None
-            self._log("bolus_timeout")
-            self.message = "Monitoring stopped: the threshold was not reached. Check the ROI position."
-        else:
-            self.message = f"Monitoring: ROI {hu:.0f} HU (threshold {b['threshold_hu']:.0f} HU)."
-        self._changed("bolus")
-
-    def _bolus_scan_start(self) -> None:
-        self.bolus["status"] = "done"
-        self.bolus["t_scan"] = None
-        if self.confirmed and self.scan_status == "idle":
-            self._start_scan()
-        else:
-            self.message = "Triggered, but the plan is not confirmed: scan did not start."
+        self.bolus.start()
 
     # ---- review -----------------------------------------------------------------------
     def open_recon(self, series_index: int | None = None) -> None:
@@ -597,40 +511,15 @@ class CTModel:
         return self.series[self.recon_open].images[self.recon_index]
 
     # ---- time -------------------------------------------------------------------------
-    def _next_event(self) -> tuple[float, Callable[[], None]] | None:
-        """The earliest pending simulated event (time, handler)."""
-        cands: list[tuple[float, int, Callable[[], None]]] = []
-        if self.scout_status == "acquiring":
-            cands.append((self.scout_t_end, 0, self._finish_scout))
-        if self.scan_status == "scanning":
-            cands.append((self.scan_t_end, 1, self._end_of_rotation))
-        if self.scan_status == "reconstructing":
-            cands.append((self.scan_t_end, 2, self._finish_scan))
-        if self.bolus["status"] == "monitoring" and self.bolus["next_sample_t"] is not None:
-            cands.append((self.bolus["next_sample_t"], 3, self._monitor_step))
-        if self.bolus["status"] == "triggered" and self.bolus["t_scan"] is not None:
-            cands.append((self.bolus["t_scan"], 4, self._bolus_scan_start))
-        if not cands:
-            return None
-        t, _, fn = min(cands, key=lambda c: (c[0], c[1]))
-        return t, fn
-
     def _end_of_rotation(self) -> None:
         self.scan_status = "reconstructing"
         self.scan_t_end += RECON_SECONDS
+        self.schedule(self.scan_t_end, self._finish_scan, PRIORITY_RECON_DONE, "recon_done")
         self._changed("scan")
 
-    def on_clock(self, t_old: float, t_new: float) -> None:
-        for _ in range(10000):  # bounded: every handler moves its own event forward or clears it
-            ev = self._next_event()
-            if ev is None or ev[0] > t_new + 1e-9:
-                break
-            self.t = max(self.t, ev[0])
-            ev[1]()
-        self.t = t_new
+    def _after_clock(self) -> None:
         if self.scan_status != "idle":
             self._changed("scan")
-        self._changed("clock")
 
     # ---- dump -------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -658,8 +547,7 @@ class CTModel:
                      "expected_noise_hu": round(self.expected_noise_hu(), 2)},
             "heart_rate_bpm": self.heart_rate_bpm,
             "contrast": {"t_injection": self.t_injection, "params": self.contrast.to_dict()},
-            "bolus": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.bolus.items()
-                      if k != "samples"} | {"samples": [list(x) for x in self.bolus["samples"]]},
+            "bolus": self.bolus.state(),
             "prior_clip": getattr(self, "prior_clip", None),
             "scan": {"status": self.scan_status, "progress": round(self.scan_progress(), 4),
                      "remaining_s": round(max(0.0, self.scan_t_end - self.t), 3) if self.scan_status != "idle" else 0.0},
