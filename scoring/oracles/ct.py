@@ -1,55 +1,67 @@
 """CT oracle families. Pure functions of (state dump, subject oracle, task card).
 
 The state dump gives table millimetres and the frame that maps them to the subject
-(subject z = table z + laser_z - patient_shift). Coverage is measured on the hidden organ
-masks; thresholds are module constants, recorded here rather than in the cards.
+(rendering.geometry.TableFrame). Coverage is measured on the hidden organ masks. What each task
+covers, its protocol and its thresholds come from the CT task registry (scoring/registry/ct.py),
+never from the cards.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rendering import ct_contrast, ct_physics
+from rendering.geometry import TableFrame, helical_time_at
 from runner.taskcard import TaskCard
 from scoring.oracles import register
 from scoring.oracles.coverage import coverage_fraction, excess_mm, union_coverage_fraction
+from scoring.registry import entry_for_card
+from scoring.registry.ct import (  # noqa: F401  (thresholds re-exported for tests and reports)
+    AQ_COVERAGE_FLOOR, CCTA_MIN_AORTA_HU, CCTA_MIN_HEART_COVERAGE, CCTA_MIN_ROI_IN_AORTA, COVERAGE, COVERAGE_MIN,
+    END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY, RECOVERY_EXTRA_ALLOWANCE_MM, ROUTINE, CTTask)
+from scoring.registry.ct import ALLOWED_MARGIN_MM
 from scoring.verdict import OracleResult
-
-ROUTINE_MIN_LUNG_COVERAGE = 0.95
-ALLOWED_MARGIN_MM = 30.0  # per end, for the efficiency term of AQ
-# The protocol each task's goal names (answers stay in scoring/, never in the cards).
-EXPECTED_PROTOCOL = {"ct_ui_smoke_routine": "chest_routine"}
+from scoring.workflow import Stage, checks_verdict, event_in, event_index, event_is, ordered_stages, progress
+from scoring.workflow import stage_names as _names
 
 
 def subject_z(state: dict[str, Any], table_z: float) -> float:
-    f = state["frame"]
-    return float(table_z) + f["laser_z_subject_mm"] - f["patient_shift_mm"]
-
-
-def ordered_stages(events: list[dict[str, Any]], checks: list[tuple]) -> dict[str, bool]:
-    """Each stage is done if an event matching it occurs after the previous stage's event.
-
-    A check is (name, match) or (name, match, True); with True the stage may be met by the same
-    event as the previous one (confirming a plan both plans and confirms it)."""
-    done: dict[str, bool] = {}
-    pos = -1
-    for name, match, *shares in checks:
-        start = pos if shares and shares[0] else pos + 1
-        found = next((i for i, e in enumerate(events) if i >= start and match(e)), None)
-        if found is None or (done and not all(done.values())):
-            done[name] = False
-            continue
-        done[name] = True
-        pos = found
-    return done
+    """Subject z of a table position, in the frame the state dump records."""
+    return float(TableFrame.from_state(state).subject_z(float(table_z)))
 
 
 # The range is planned once it is edited on the scout or accepted as it stands (confirmed): a
 # default range that already fits this patient needs no edit, and its quality is judged by SR/AQ.
-RANGE_PLANNED = ("range_planned", lambda e: e["event"] in ("range_changed", "plan_confirmed"))
-PLAN_CONFIRMED = ("plan_confirmed", lambda e: e["event"] == "plan_confirmed", True)
+RANGE_PLANNED = Stage("range_planned", event_in("range_changed", "plan_confirmed"))
+PLAN_CONFIRMED = Stage("plan_confirmed", event_is("plan_confirmed"), True)
+SCAN_COMPLETED = Stage("scan_completed", event_is("scan_completed"))
+
+
+def ordered_checks(task: CTTask) -> list[Stage]:
+    """The ordered workflow stages of a CT task (recovery: after the prior series was reviewed)."""
+    if task.family == RECOVERY:
+        return [RANGE_PLANNED, PLAN_CONFIRMED, SCAN_COMPLETED]  # + recon of a new series, built per state
+    checks = [Stage("protocol_loaded", event_is("protocol_loaded", protocol=task.protocol)),
+              Stage("scout_acquired", event_is("scout_acquired")), RANGE_PLANNED, PLAN_CONFIRMED]
+    if task.bolus_tracking:
+        checks.append(Stage("injection_started", event_is("injection_started")))
+    return checks + [SCAN_COMPLETED, Stage("recon_opened", event_is("recon_opened"))]
+
+
+def unordered_stage_names(task: CTTask) -> list[str]:
+    """Stages judged by presence before the scan rather than by order, after the ordered ones."""
+    if task.family != COVERAGE:
+        return []
+    return (["isocentre_set"] if task.isocentre else []) + (["roi_placed"] if task.bolus_tracking else []) + (
+        ["dose_adjusted"] if task.dose_limit else [])
+
+
+def stage_names(task: CTTask) -> list[str]:
+    """Every stage the oracle reports for this task, in verdict order."""
+    if task.family == RECOVERY:
+        return ["prior_reviewed", *_names(ordered_checks(task)), "recon_opened"]
+    return _names(ordered_checks(task)) + unordered_stage_names(task)
 
 
 def _series_interval(state: dict[str, Any], series: dict[str, Any]) -> tuple[float, float]:
@@ -62,21 +74,13 @@ def coverage_aq(cov: float, organ_len: float, scan_len: float) -> float:
     return round(100.0 * cov * efficiency, 2)
 
 
-@register("ct_routine_workflow")
+@register(ROUTINE)
 def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     """ct_ui_smoke_routine: the chest workflow in order, and the scanned range covers the lungs."""
-    protocol = EXPECTED_PROTOCOL[card.id]
-    ev = state.get("events", [])
-    checks = [
-        ("protocol_loaded", lambda e: e["event"] == "protocol_loaded" and e.get("protocol") == protocol),
-        ("scout_acquired", lambda e: e["event"] == "scout_acquired"),
-        RANGE_PLANNED,
-        PLAN_CONFIRMED,
-        ("scan_completed", lambda e: e["event"] == "scan_completed"),
-        ("recon_opened", lambda e: e["event"] == "recon_opened"),
-    ]
-    stages = ordered_stages(ev, checks)
-    pr = sum(stages.values()) / len(stages)
+    task: CTTask = entry_for_card(card)
+    protocol, organ, min_cov = task.protocol, task.organs[0], task.min_coverage
+    stages = ordered_stages(state.get("events", []), ordered_checks(task))
+    pr = progress(stages)
     series = [s for s in state.get("series", []) if s.get("protocol") == protocol]
     details: dict[str, Any] = {"expected_protocol": protocol, "n_series": len(state.get("series", []))}
     if not series:
@@ -84,16 +88,16 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
                             reason="no series was acquired with the routine chest protocol")
     s = series[-1]
     z_lo, z_hi = _series_interval(state, s)
-    lung_z = oracle.organ_voxel_z("lungs")
-    zmin, zmax = oracle.organ_z_extent("lungs")
+    lung_z = oracle.organ_voxel_z(organ)
+    zmin, zmax = oracle.organ_z_extent(organ)
     cov = coverage_fraction(lung_z, z_lo, z_hi)
     ex_top, ex_bottom = excess_mm(zmin, zmax, z_lo, z_hi)
     details.update({"series": s["uid"], "scan_subject_z": [round(z_lo, 1), round(z_hi, 1)],
                     "lung_z_extent": [round(zmin, 1), round(zmax, 1)], "lung_coverage": round(cov, 4),
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
-                    "threshold_lung_coverage": ROUTINE_MIN_LUNG_COVERAGE})
+                    "threshold_lung_coverage": min_cov})
     aq = coverage_aq(cov, zmax - zmin, z_hi - z_lo)
-    ok_quality = cov >= ROUTINE_MIN_LUNG_COVERAGE
+    ok_quality = cov >= min_cov
     if ok_quality and all(stages.values()):
         return OracleResult(outcome="PASS", sr=1.0, pr=pr, aq=aq, stages=stages, details=details,
                             reason="workflow complete in order; lungs covered")
@@ -102,50 +106,13 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
     if missing:
         why.append("stages missing or out of order: " + ", ".join(missing))
     if not ok_quality:
-        why.append(f"lung coverage {cov:.1%} < {ROUTINE_MIN_LUNG_COVERAGE:.0%}")
+        why.append(f"lung coverage {cov:.1%} < {min_cov:.0%}")
     return OracleResult(outcome="PARTIAL", sr=0.0, pr=pr, aq=aq, stages=stages, details=details,
                         reason="; ".join(why))
 
 
 # =====================================================================================
-# Coverage / isocentre / bolus / dose families for the L3-L6 CT tasks.
-# Thresholds (tuned so the reference passes on every subject and seed and a careless plan fails):
-COVERAGE_MIN = 0.98  # per organ, voxel-centre coverage
-# Thin organ ends (costophrenic recesses, kidney poles) hold few voxels, so a range can miss 40 mm of
-# lung base at 99 % voxel coverage; the range must also reach each organ's extreme slices.
-END_TOLERANCE_MM = 6.0
-CCTA_MIN_HEART_COVERAGE = 0.999  # "100 %": allows a stray voxel at a 2 mm grid edge
-MAX_EXCESS_MM = {"lungs": 30.0, "liver": 40.0, "kidneys": 40.0, "heart": 30.0, "kub": 45.0}
-ISOCENTRE_TOL_MM = 15.0  # |y_iso - mean body centre y over the organ range|
-CCTA_ISOCENTRE_TOL_MM = 20.0  # vs the heart centroid (AP)
-CCTA_MIN_AORTA_HU = 250.0  # aortic blood HU at the first and at the last image of the scan
-CCTA_MIN_ROI_IN_AORTA = 0.5  # share of the ROI disc inside the aorta (and the centre inside)
-KUB_MAX_NOISE_HU = 35.0  # image noise ceiling for stone detection
-RECOVERY_EXTRA_ALLOWANCE_MM = 60.0  # new scanned length may exceed the missing length by this much
-AQ_COVERAGE_FLOOR = 0.5  # coverage at or below this earns no quality
-
-
-@dataclass(frozen=True)
-class CoverageSpec:
-    protocol: str
-    organs: tuple[str, ...]  # each must be covered on its own
-    excess_key: str
-    isocentre: str | None = None  # "body" (mean body centre over the organ range) | "heart" | None
-    min_coverage: float = COVERAGE_MIN
-
-
-COVERAGE_TASKS: dict[str, CoverageSpec] = {
-    "ct_lung_coverage_isocenter": CoverageSpec("chest_routine", ("lungs",), "lungs", "body"),
-    "ct_liver_coverage_isocenter": CoverageSpec("abdomen_liver", ("liver",), "liver", "body"),
-    "ct_renal_bilateral_coverage": CoverageSpec("renal", ("kidney_left", "kidney_right"), "kidneys"),
-    "ccta_heart_coverage_isocenter": CoverageSpec("ccta", ("heart",), "heart", "heart", CCTA_MIN_HEART_COVERAGE),
-    "ct_kub_low_dose_constraint": CoverageSpec("kub_low_dose", ("kidney_left", "kidney_right", "bladder"), "kub"),
-}
-RECOVERY_TASKS: dict[str, CoverageSpec] = {
-    "ct_undercoverage_recovery": CoverageSpec("chest_routine", ("lungs",), "lungs"),
-    "ct_renal_undercoverage_recovery": CoverageSpec("renal", ("kidney_left", "kidney_right"), "kidneys"),
-}
-EXPECTED_PROTOCOL.update({k: v.protocol for k, v in {**COVERAGE_TASKS, **RECOVERY_TASKS}.items()})
+# Coverage / isocentre / bolus / dose families for the L3-L6 CT tasks (thresholds: scoring/registry/ct.py).
 
 
 def organs_extent(oracle, organs: tuple[str, ...]) -> tuple[float, float]:
@@ -159,41 +126,17 @@ def mean_body_centre_y(oracle, zmin: float, zmax: float) -> float:
     return float(np.mean([oracle.body_centre_y(float(z)) for z in zs]))
 
 
-def isocentre_target_y(oracle, spec: CoverageSpec) -> float | None:
-    if spec.isocentre == "body":
-        return mean_body_centre_y(oracle, *organs_extent(oracle, spec.organs))
-    if spec.isocentre == "heart":
+def isocentre_target_y(oracle, task: CTTask) -> float | None:
+    """Subject y the isocentre should be at for this task (None when the task does not ask)."""
+    if task.isocentre == "body":
+        return mean_body_centre_y(oracle, *organs_extent(oracle, task.organs))
+    if task.isocentre == "heart":
         return float(oracle.organ_centroid("heart")[1])
     return None
 
 
 def coverage_term(cov: float) -> float:
     return float(np.clip((cov - AQ_COVERAGE_FLOOR) / (1.0 - AQ_COVERAGE_FLOOR), 0.0, 1.0))
-
-
-def _event_index(events, pred, after: int = -1) -> int | None:
-    return next((i for i, e in enumerate(events) if i > after and pred(e)), None)
-
-
-def _verdict(stages: dict[str, bool], checks: dict[str, bool], aq: float, details: dict, has_series: bool,
-             why_fail: str) -> OracleResult:
-    pr = sum(stages.values()) / max(1, len(stages))
-    details["checks"] = checks
-    aq = round(float(np.clip(aq, 0, 100)), 2)
-    if not has_series:
-        return OracleResult(outcome="FAIL", sr=0.0, pr=pr, aq=0.0, stages=stages, details=details, reason=why_fail)
-    if all(stages.values()) and all(checks.values()):
-        return OracleResult(outcome="PASS", sr=1.0, pr=pr, aq=aq, stages=stages, details=details,
-                            reason="workflow complete; " + ", ".join(checks) + " met")
-    why = []
-    missing = [k for k, v in stages.items() if not v]
-    if missing:
-        why.append("stages missing or out of order: " + ", ".join(missing))
-    bad = [k for k, v in checks.items() if not v]
-    if bad:
-        why.append("failed: " + ", ".join(bad))
-    return OracleResult(outcome="PARTIAL", sr=0.0, pr=pr, aq=aq, stages=stages, details=details,
-                        reason="; ".join(why))
 
 
 def missed_ends_mm(oracle, organs: tuple[str, ...], intervals: list[tuple[float, float]]) -> dict[str, float]:
@@ -220,7 +163,7 @@ def extent_fraction(oracle, organs: tuple[str, ...], intervals: list[tuple[float
     return min(fr)
 
 
-def _series_coverage(state, oracle, spec: CoverageSpec, series: dict) -> tuple[dict, float, float]:
+def _series_coverage(state, oracle, spec: CTTask, series: dict) -> tuple[dict, float, float]:
     z_lo, z_hi = _series_interval(state, series)
     covs = {o: round(coverage_fraction(oracle.organ_voxel_z(o), z_lo, z_hi), 4) for o in spec.organs}
     return covs, z_lo, z_hi
@@ -230,21 +173,11 @@ def _series_coverage(state, oracle, spec: CoverageSpec, series: dict) -> tuple[d
 def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     """Lung / liver / renal / CCTA / KUB: the scored series covers every organ with bounded excess,
     isocentred where the task asks; CCTA adds ROI-in-aorta and bolus timing, KUB the dose limit and noise."""
-    spec = COVERAGE_TASKS[card.id]
+    spec: CTTask = entry_for_card(card)
     ev = state.get("events", [])
-    is_ccta, is_kub = spec.protocol == "ccta", card.id == "ct_kub_low_dose_constraint"
-    core = [
-        ("protocol_loaded", lambda e: e["event"] == "protocol_loaded" and e.get("protocol") == spec.protocol),
-        ("scout_acquired", lambda e: e["event"] == "scout_acquired"),
-        RANGE_PLANNED,
-        PLAN_CONFIRMED,
-    ]
-    if is_ccta:
-        core.append(("injection_started", lambda e: e["event"] == "injection_started"))
-    core += [("scan_completed", lambda e: e["event"] == "scan_completed"),
-             ("recon_opened", lambda e: e["event"] == "recon_opened")]
-    stages = ordered_stages(ev, core)
-    i_scan = _event_index(ev, lambda e: e["event"] == "scan_completed")
+    is_ccta, is_kub = spec.bolus_tracking, spec.dose_limit
+    stages = ordered_stages(ev, ordered_checks(spec))
+    i_scan = event_index(ev, event_is("scan_completed"))
     before_scan = ev[:i_scan] if i_scan is not None else ev
     if spec.isocentre:
         stages["isocentre_set"] = any(e["event"] == "table_height_changed" for e in before_scan)
@@ -255,12 +188,12 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
     series = [s for s in state.get("series", []) if s.get("protocol") == spec.protocol and not s.get("prior")]
     details: dict[str, Any] = {"expected_protocol": spec.protocol, "n_series": len(state.get("series", []))}
     if not series:
-        return _verdict(stages, {}, 0.0, details, False, f"no series was acquired with the {spec.protocol} protocol")
+        return checks_verdict(stages, {}, 0.0, details, False, f"no series was acquired with the {spec.protocol} protocol")
     s = series[-1]
     covs, z_lo, z_hi = _series_coverage(state, oracle, spec, s)
     zmin, zmax = organs_extent(oracle, spec.organs)
     ex_top, ex_bottom = excess_mm(zmin, zmax, z_lo, z_hi)
-    max_ex = MAX_EXCESS_MM[spec.excess_key]
+    max_ex = spec.max_excess_mm
     details.update({"series": s["uid"], "scan_subject_z": [round(z_lo, 1), round(z_hi, 1)],
                     "organ_z_extent": [round(zmin, 1), round(zmax, 1)], "coverage": covs,
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
@@ -278,7 +211,7 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
     if spec.isocentre:
         target = isocentre_target_y(oracle, spec)
         err = abs(float(s["y_iso_subject"]) - target)
-        tol = CCTA_ISOCENTRE_TOL_MM if is_ccta else ISOCENTRE_TOL_MM
+        tol = spec.isocentre_tol_mm
         details.update({"isocentre_y_mm": s["y_iso_subject"], "isocentre_target_y_mm": round(target, 1),
                         "isocentre_error_mm": round(err, 1), "isocentre_reference": spec.isocentre})
         details["thresholds"]["isocentre_tol_mm"] = tol
@@ -301,7 +234,7 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
             aq *= 0.5
         if not checks["noise"]:
             aq *= max(0.0, 1.0 - (noise - KUB_MAX_NOISE_HU) / KUB_MAX_NOISE_HU)
-    return _verdict(stages, checks, aq, details, True, "")
+    return checks_verdict(stages, checks, aq, details, True, "")
 
 
 def _ccta_checks(state, oracle, s: dict, details: dict, checks: dict) -> float:
@@ -325,9 +258,10 @@ def _ccta_checks(state, oracle, s: dict, details: dict, checks: dict) -> float:
     checks["roi_in_aorta"] = centre_in and frac >= CCTA_MIN_ROI_IN_AORTA
     t_inj = s.get("t_injection")
     p = state.get("params", {})
-    feed = float(s["pitch"]) * float(p.get("collimation_mm", 40.0)) / float(p.get("rotation_s", 0.5))
     t0 = float(s["t_start"])
-    t1 = t0 + (float(s["start_mm"]) - float(s["end_mm"])) / feed
+    # the last image is acquired when the helix reaches the range's end
+    t1 = helical_time_at(float(s["end_mm"]), float(s["start_mm"]), t0, float(s["pitch"]),
+                         float(p.get("collimation_mm", 40.0)), float(p.get("rotation_s", 0.5)))
     lab = rt.label_id("aorta_descending")
     base, enh = float(rt.ct_hu_lut()[lab]), float(rt.hu_enhancement_lut()[lab])
     if t_inj is None:
@@ -349,23 +283,20 @@ def _ccta_checks(state, oracle, s: dict, details: dict, checks: dict) -> float:
 def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     """A prior series clipped one end; the union of prior and new series must cover the organs, the new
     scan must extend the clipped end (not the other), and the extra scanned length stays bounded."""
-    spec = RECOVERY_TASKS[card.id]
+    spec: CTTask = entry_for_card(card)
     ev = state.get("events", [])
     all_series = [s for s in state.get("series", []) if s.get("protocol") == spec.protocol]
     prior = [s for s in all_series if s.get("prior")]
     new = [s for s in all_series if not s.get("prior")]
     prior_uids = {s["uid"] for s in prior}
-    i_first_scan = _event_index(ev, lambda e: e["event"] == "scan_started")
+    i_first_scan = event_index(ev, event_is("scan_started"))
     pre = ev[:i_first_scan] if i_first_scan is not None else ev
     stages = {"prior_reviewed": any(e["event"] == "recon_opened" and e.get("series") in prior_uids for e in pre)}
-    stages.update(ordered_stages(ev, [
-        RANGE_PLANNED,
-        PLAN_CONFIRMED,
-        ("scan_completed", lambda e: e["event"] == "scan_completed"),
-        ("recon_opened", lambda e: e["event"] == "recon_opened" and e.get("series") not in prior_uids)]))
+    new_recon = Stage("recon_opened", lambda e: e["event"] == "recon_opened" and e.get("series") not in prior_uids)
+    stages.update(ordered_stages(ev, [*ordered_checks(spec), new_recon]))
     details: dict[str, Any] = {"expected_protocol": spec.protocol, "n_series": len(state.get("series", []))}
     if not prior:
-        return _verdict(stages, {}, 0.0, details, False, "no prior series in the exam history (console fault?)")
+        return checks_verdict(stages, {}, 0.0, details, False, "no prior series in the exam history (console fault?)")
     zmin, zmax = organs_extent(oracle, spec.organs)
     p_lo, p_hi = _series_interval(state, prior[0])
     miss_top, miss_bottom = max(0.0, zmax - p_hi), max(0.0, p_lo - zmin)
@@ -374,7 +305,7 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
     details.update({"organ_z_extent": [round(zmin, 1), round(zmax, 1)], "prior_subject_z": [round(p_lo, 1), round(p_hi, 1)],
                     "clipped_end": clipped, "missing_mm": round(missing, 1)})
     if not new:
-        return _verdict(stages, {}, 0.0, details, False, "no new series was acquired to recover the clipped end")
+        return checks_verdict(stages, {}, 0.0, details, False, "no new series was acquired to recover the clipped end")
     intervals = [_series_interval(state, s) for s in all_series]
     covs = {o: round(union_coverage_fraction(oracle.organ_voxel_z(o), intervals), 4) for o in spec.organs}
     p_mid = 0.5 * (p_lo + p_hi)
@@ -387,7 +318,7 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
         extra_dlp += float(s["dlp_mgycm"])
     u_lo, u_hi = min(i[0] for i in intervals), max(i[1] for i in intervals)
     ex_top, ex_bottom = excess_mm(zmin, zmax, u_lo, u_hi)
-    max_ex = MAX_EXCESS_MM[spec.excess_key]
+    max_ex = spec.max_excess_mm
     allowed = missing + RECOVERY_EXTRA_ALLOWANCE_MM
     details.update({"union_coverage": covs, "extended_ends": ends, "extra_length_mm": round(extra_len, 1),
                     "extra_dlp_mgycm": round(extra_dlp, 1), "prior_dlp_mgycm": prior[0]["dlp_mgycm"],
@@ -405,4 +336,4 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
     aq = 100.0 * coverage_term(min(min(covs.values()), ext_frac)) * min(1.0, allowed / max(extra_len, 1e-6))
     if not checks["extended_clipped_end"]:
         aq *= 0.5
-    return _verdict(stages, checks, aq, details, True, "")
+    return checks_verdict(stages, checks, aq, details, True, "")

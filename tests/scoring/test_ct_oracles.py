@@ -47,7 +47,7 @@ def workflow_events(protocol, extra_before_confirm=(), extra_after_confirm=(), s
 
 def state(task, series_list, events, **extra):
     s = {"modality": "ct", "task": task, "subject": "dev", "seed": 0,
-         "frame": {"laser_z_subject_mm": 0.0, "patient_shift_mm": SHIFT},
+         "frame": {"laser_z_subject_mm": 0.0, "patient_shift_mm": SHIFT, "iso_height_mm": 270.0},
          "params": {"kv": 120.0, "mas": 100.0, "pitch": 1.0, "rotation_s": 0.5, "collimation_mm": 40.0},
          "dose": {"ctdi_limit_mgy": None}, "bolus": {}, "heart_rate_bpm": 70, "series": series_list,
          "events": events}

@@ -1,76 +1,58 @@
 """Reference solver for the CT tasks: plans from the hidden anatomy, acts like any agent.
 
-Each step it reads the console state and widget geometry (privileged) and returns one JSON
-action for the normal parse -> XTEST path. Targets come from the subject oracle plus margins;
-isocentre targets reuse the scorer's definitions so the two cannot drift apart.
+Two layers. `CTPlanner` is pure: from the console's state dump and the task's registry entry
+(scoring/registry/ct.py: protocol, anatomy, margins, isocentre reference) it decides the next
+console operation (`Op`: load a protocol, set a range edge, confirm, scan, ...). `CTReferenceSolver`
+turns each operation into one JSON action for the normal parse -> XTEST path, using the widget
+geometry the console exports (privileged). The headless driver (runner/headless/ct.py) executes the
+same operations on CTModel directly, so the GUI and headless runs follow one plan.
 """
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from rendering.geometry import TableFrame
 from runner.taskcard import TaskCard
-
-ORGANS = {"lungs": ("lungs",), "liver": ("liver",), "kidneys": ("kidney_left", "kidney_right"),
-          "heart": ("heart",), "kub": ("kidney_left", "kidney_right", "bladder")}
-# Per task: protocol, anatomy to cover, margins (mm) above / below, isocentre reference, extras.
-TASK_PLANS: dict[str, dict[str, Any]] = {
-    "ct_ui_smoke_routine": {"protocol": "chest_routine", "organ": "lungs", "margin_top": 10.0, "margin_bottom": 10.0},
-    "ct_lung_coverage_isocenter": {"protocol": "chest_routine", "organ": "lungs", "margin_top": 10.0,
-                                   "margin_bottom": 10.0, "iso": True},
-    "ct_liver_coverage_isocenter": {"protocol": "abdomen_liver", "organ": "liver", "margin_top": 15.0,
-                                    "margin_bottom": 15.0, "iso": True},
-    "ct_renal_bilateral_coverage": {"protocol": "renal", "organ": "kidneys", "margin_top": 15.0,
-                                    "margin_bottom": 15.0},
-    "ccta_heart_coverage_isocenter": {"protocol": "ccta", "organ": "heart", "margin_top": 10.0,
-                                      "margin_bottom": 10.0, "iso": True, "bolus": True},
-    "ct_kub_low_dose_constraint": {"protocol": "kub_low_dose", "organ": "kub", "margin_top": 15.0,
-                                   "margin_bottom": 10.0, "dose_limit": True},
-    "ct_undercoverage_recovery": {"protocol": "chest_routine", "organ": "lungs", "margin_top": 10.0,
-                                  "margin_bottom": 10.0, "recovery": True},
-    "ct_renal_undercoverage_recovery": {"protocol": "renal", "organ": "kidneys", "margin_top": 10.0,
-                                        "margin_bottom": 10.0, "recovery": True},
-}
-POSITION_TOLERANCE_MM = 2.5
-HEIGHT_TOLERANCE_MM = 2.0
-DOSE_TARGET_FRACTION = 0.88  # of the CTDIvol limit: under it with room, not far below
-RECOVERY_OVERLAP_MM = 5.0
+from scoring.registry import entry_for_card
+from scoring.registry.ct import (DOSE_TARGET_FRACTION, HEIGHT_TOLERANCE_MM, POSITION_TOLERANCE_MM,
+                                 RECOVERY_OVERLAP_MM, CTTask)
 
 
-def _centre(rect: list[int]) -> tuple[int, int]:
-    x, y, w, h = rect
-    return x + w // 2, y + h // 2
+def solver_plan(task: CTTask) -> dict[str, Any]:
+    """The solver's inputs for one task, as a plain dict (tests override single keys, e.g. a margin)."""
+    return {"protocol": task.protocol, "organs": task.organs, "margin_top": task.margin_top_mm,
+            "margin_bottom": task.margin_bottom_mm, "iso": task.isocentre is not None,
+            "bolus": task.bolus_tracking, "dose_limit": task.dose_limit, "recovery": task.recovery}
 
 
-def click(rect: list[int]) -> str:
-    x, y = _centre(rect)
-    return json.dumps({"action": "click", "x": x, "y": y})
+@dataclass(frozen=True)
+class Op:
+    """One console operation, named after the CTModel method that performs it."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
 
 
-def wait(seconds: float) -> str:
-    return json.dumps({"action": "wait", "seconds": round(min(30.0, max(0.5, seconds)), 2)})
+class CTPlanner:
+    """Targets and the next operation for one CT task on one subject (pure: state dicts in, Ops out)."""
 
-
-class CTReferenceSolver:
-    def __init__(self, card: TaskCard, subject: str) -> None:
+    def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
         from scoring.subject_oracle import load_oracle
 
         self.card = card
-        self.plan = TASK_PLANS[card.id]
-        self.organs = ORGANS[self.plan["organ"]]
-        self.oracle = load_oracle(subject)
-        self.control = None
-        self._typing: list[str] = []
-        self._reviewed_prior = False
-        self._selected_prior = False
+        self.task: CTTask = entry_for_card(card)
+        self.plan = solver_plan(self.task)
+        self.oracle = oracle if oracle is not None else load_oracle(subject)
 
     # ---- targets ----------------------------------------------------------------------
-    def _to_table(self, state: dict[str, Any], z: float) -> float:
-        f = state["frame"]
-        return z - f["laser_z_subject_mm"] + f["patient_shift_mm"]
+    @property
+    def organs(self) -> tuple[str, ...]:
+        return tuple(self.plan["organs"])
 
     def organ_extent(self) -> tuple[float, float]:
         ext = [self.oracle.organ_z_extent(o) for o in self.organs]
@@ -78,10 +60,11 @@ class CTReferenceSolver:
 
     def target_range(self, state: dict[str, Any]) -> tuple[float, float]:
         """(start, end) in table mm covering the organ(s) with the plan's margins (or the missing part)."""
+        frame = TableFrame.from_state(state)
         zmin, zmax = self.organ_extent()
-        start = round(self._to_table(state, zmax + self.plan["margin_top"]), 1)
-        end = round(self._to_table(state, zmin - self.plan["margin_bottom"]), 1)
-        if self.plan.get("recovery"):
+        start = round(float(frame.table_z(zmax + self.plan["margin_top"])), 1)
+        end = round(float(frame.table_z(zmin - self.plan["margin_bottom"])), 1)
+        if self.plan["recovery"]:
             prior = next(s for s in state["series"] if s.get("prior"))
             lo_sub = prior["subject_z_bottom"]
             hi_sub = prior["subject_z_top"]
@@ -91,18 +74,18 @@ class CTReferenceSolver:
                 start = round(prior["end_mm"] + RECOVERY_OVERLAP_MM, 1)
         return start, end
 
-    def target_table_height(self) -> float | None:
-        if not self.plan.get("iso"):
+    def target_table_height(self, state: dict[str, Any]) -> float | None:
+        """Table height putting the isocentre where the oracle's reference is (None: the task does not ask)."""
+        if not self.plan["iso"]:
             return None
-        from consoles.ct.model import ISO_HEIGHT_MM
-        from scoring.oracles.ct import COVERAGE_TASKS, isocentre_target_y
+        from scoring.oracles.ct import isocentre_target_y
 
-        y = isocentre_target_y(self.oracle, COVERAGE_TASKS[self.card.id])
-        return round(y + ISO_HEIGHT_MM, 1)
+        y = isocentre_target_y(self.oracle, self.task)
+        return round(TableFrame.from_state(state).table_height_for(y), 1)
 
     def target_mas(self, state: dict[str, Any]) -> float | None:
         limit = state["dose"].get("ctdi_limit_mgy")
-        if not self.plan.get("dose_limit") or limit is None:
+        if not self.plan["dose_limit"] or limit is None:
             return None
         from rendering.ct_physics import ctdi_vol
 
@@ -122,9 +105,101 @@ class CTReferenceSolver:
         j, i = np.nonzero(mask[k])
         x = rt.origin_mm[0] + rt.spacing_mm[0] * i.mean()
         y = rt.origin_mm[1] + rt.spacing_mm[1] * j.mean()
-        return round(self._to_table(state, float(z[k])), 1), float(x), float(y)
+        return round(float(TableFrame.from_state(state).table_z(float(z[k]))), 1), float(x), float(y)
 
     # ---- policy -----------------------------------------------------------------------
+    @staticmethod
+    def prior_reviewed(state: dict[str, Any]) -> bool:
+        """A series from the exam history has been opened in review."""
+        prior = {s["uid"] for s in state["series"] if s.get("prior")}
+        return any(e["event"] == "recon_opened" and e.get("series") in prior for e in state["events"])
+
+    def plan_op(self, st: dict[str, Any]) -> Op | None:
+        """The next planning edit (range edge, table height, mAs), or None when the plan is on target."""
+        start, end = self.target_range(st)
+        plan = st["plan"]
+        for edge, want in (("start", start), ("end", end)):
+            if abs(plan[f"{edge}_mm"] - want) > POSITION_TOLERANCE_MM:
+                return Op("set_range", {"edge": edge, "value": want})
+        h = self.target_table_height(st)
+        if h is not None and abs(plan["table_height_mm"] - h) > HEIGHT_TOLERANCE_MM:
+            return Op("set_table_height", {"value": h})
+        mas = self.target_mas(st)
+        if mas is not None and (st["dose"]["limit_exceeded"] or abs(st["params"]["mas"] - mas) > 1.0):
+            return Op("set_param", {"name": "mas", "value": mas})
+        return None
+
+    def next_op(self, st: dict[str, Any]) -> Op:
+        """The next operation towards the task's goal from this state dump."""
+        want_protocol = self.plan["protocol"]
+        if st["protocol"] != want_protocol:
+            if st["selected_protocol"] != want_protocol:
+                return Op("select_protocol", {"pid": want_protocol})
+            return Op("load_protocol")
+        if st["scout"]["status"] == "none":
+            return Op("acquire_scout")
+        if st["scout"]["status"] == "acquiring":
+            return Op("wait", {"seconds": st["scout_remaining_s"] + 0.1})
+        if st["scan"]["status"] != "idle":
+            return Op("wait", {"seconds": st["scan"]["remaining_s"] + 0.1})
+        if st["bolus"]["status"] in ("monitoring", "triggered"):
+            return Op("wait", {"seconds": 3.0})
+        if self.plan["recovery"] and not self.prior_reviewed(st):
+            return Op("review_prior", {"series_index": 0})
+        n_series = sum(1 for s in st["series"] if s["protocol"] == want_protocol and not s.get("prior"))
+        if n_series == 0:
+            bolus, confirmed = st["bolus"], st["plan"]["confirmed"]
+            if self.plan["bolus"] and bolus["status"] == "ready" and confirmed:
+                # planning is done and confirmed: place the ROI, then inject
+                if bolus["roi"] is None:
+                    _, x, y = self.monitor_target(st)
+                    return Op("set_roi", {"x_mm": x, "y_mm": y})
+                return Op("start_bolus_tracking")
+            if not confirmed:
+                return self.plan_op(st) or Op("confirm")
+            if self.plan["bolus"]:
+                mz, _, _ = self.monitor_target(st)
+                if bolus["monitor_z_mm"] is None or abs(bolus["monitor_z_mm"] - mz) > 1.0:
+                    return Op("set_monitor_z", {"value": mz})
+                return Op("acquire_monitor_reference")
+            return Op("scan")
+        if st["recon"]["open_series"] is None or any(
+                s["uid"] == st["recon"]["open_series"] and s.get("prior") for s in st["series"]):
+            return Op("open_recon")
+        return Op("done")
+
+
+# ---- the GUI layer: one JSON action per step ----------------------------------------------------
+PLANNING_OPS = ("set_range", "set_table_height", "set_param", "confirm", "scan")
+BOLUS_OPS = ("set_monitor_z", "acquire_monitor_reference", "set_roi", "start_bolus_tracking")
+FIELDS = {"set_table_height": "table_height_field", "set_param": "mas_field", "set_monitor_z": "monitor_z_field"}
+BUTTONS = {"load_protocol": "load_protocol", "acquire_scout": "acquire_scout", "confirm": "confirm_plan",
+           "scan": "scan", "acquire_monitor_reference": "monitor_reference", "start_bolus_tracking": "start_bolus"}
+
+
+def _centre(rect: list[int]) -> tuple[int, int]:
+    x, y, w, h = rect
+    return x + w // 2, y + h // 2
+
+
+def click(rect: list[int]) -> str:
+    x, y = _centre(rect)
+    return json.dumps({"action": "click", "x": x, "y": y})
+
+
+def wait(seconds: float) -> str:
+    return json.dumps({"action": "wait", "seconds": round(min(30.0, max(0.5, seconds)), 2)})
+
+
+class CTReferenceSolver(CTPlanner):
+    """The planner's operations performed through the console's widgets (privileged geometry, X input)."""
+
+    def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
+        super().__init__(card, subject, oracle)
+        self.control = None
+        self._typing: list[str] = []
+        self._selected_prior = False
+
     def _type_value(self, field_rect: list[int], value: float) -> str:
         """Queue: click field, select all, type, Enter (one action per step)."""
         x, y = _centre(field_rect)
@@ -133,89 +208,56 @@ class CTReferenceSolver:
                         json.dumps({"action": "key", "key": "Enter"})]
         return json.dumps({"action": "click", "x": x, "y": y})
 
-    def _plan_range(self, st, geo, tf, obs) -> str | None:
-        start, end = self.target_range(st)
-        plan = st["plan"]
-        for edge, want, field in (("start", start, "start_field"), ("end", end, "end_field")):
-            have = plan[f"{edge}_mm"]
-            if abs(have - want) > POSITION_TOLERANCE_MM:
-                handle = geo.get(f"scout_ap.range_{edge}_edge")
-                t = tf.get("scout_ap")
-                on_screen = handle is not None and 0 <= _centre(handle)[1] < obs.height
-                if on_screen and t and abs(have - want) > 15:  # an edge beyond the screen is typed instead
-                    x, y = _centre(handle)
-                    ty = int(round(t["ay"] * want + t["by"]))
-                    ty = min(max(ty, 0), obs.height - 1)
-                    return json.dumps({"action": "drag", "x": x, "y": y, "to_x": x, "to_y": ty})
-                return self._type_value(geo[field], want)
-        h = self.target_table_height()
-        if h is not None and abs(plan["table_height_mm"] - h) > HEIGHT_TOLERANCE_MM:
-            return self._type_value(geo["table_height_field"], h)
-        mas = self.target_mas(st)
-        if mas is not None and st["dose"]["limit_exceeded"] or (
-                mas is not None and abs(st["params"]["mas"] - mas) > 1.0):
-            return self._type_value(geo["mas_field"], mas)
-        return None
+    def _set_range_edge(self, st, geo, tf, obs, edge: str, want: float) -> str:
+        """Drag the edge on the AP scout when it is far off and on screen, else type the value."""
+        have = st["plan"][f"{edge}_mm"]
+        handle = geo.get(f"scout_ap.range_{edge}_edge")
+        t = tf.get("scout_ap")
+        on_screen = handle is not None and 0 <= _centre(handle)[1] < obs.height
+        if on_screen and t and abs(have - want) > 15:  # an edge beyond the screen is typed instead
+            x, y = _centre(handle)
+            ty = int(round(t["ay"] * want + t["by"]))
+            ty = min(max(ty, 0), obs.height - 1)
+            return json.dumps({"action": "drag", "x": x, "y": y, "to_x": x, "to_y": ty})
+        return self._type_value(geo[f"{edge}_field"], want)
 
     def next_action(self, obs) -> str:
+        """One JSON action for this step."""
         if self._typing:
             return self._typing.pop(0)
         st = self.control.state()
         g = self.control.geometry()
         geo, tf = g["geometry"], g["transforms"]
-        want_protocol = self.plan["protocol"]
         page = st["ui"]["page"]
-        if st["protocol"] != want_protocol:
-            if st["selected_protocol"] != want_protocol:
-                return click(geo[f"protocol_item:{want_protocol}"])
-            return click(geo["load_protocol"])
-        if st["scout"]["status"] == "none":
-            return click(geo["acquire_scout"])
-        if st["scout"]["status"] == "acquiring":
-            return wait(st["scout_remaining_s"] + 0.1)
-        if st["scan"]["status"] != "idle":
-            return wait(st["scan"]["remaining_s"] + 0.1)
-        if st["bolus"]["status"] in ("monitoring", "triggered"):
-            return wait(3.0)
-        if self.plan.get("recovery") and not self._reviewed_prior:
+        op = self.next_op(st)
+        a = op.args
+        if op.name == "select_protocol":
+            return click(geo[f"protocol_item:{a['pid']}"])
+        if op.name == "wait":
+            return wait(a["seconds"])
+        if op.name == "review_prior":
             if page != "review":
                 return click(geo["tab_review"])
             if not self._selected_prior:
                 self._selected_prior = True
-                return click(geo["series_item:0"])
-            self._reviewed_prior = True
+                return click(geo[f"series_item:{a['series_index']}"])
             return click(geo["open_recon"])
-        n_series = sum(1 for s in st["series"] if s["protocol"] == want_protocol and not s.get("prior"))
-        if n_series == 0:
-            bolus = st["bolus"]
-            if self.plan.get("bolus") and bolus["status"] in ("ready",) and st["plan"]["confirmed"]:
-                # planning is done and confirmed: place the ROI, then inject
-                if page != "bolus":
-                    return click(geo["tab_bolus"])
-                if bolus["roi"] is None:
-                    _, x, y = self.monitor_target(st)
-                    t = tf["monitor_view"]
-                    return json.dumps({"action": "click", "x": int(round(t["ax"] * x + t["bx"])),
-                                       "y": int(round(t["ay"] * (-y) + t["by"]))})
-                return click(geo["start_bolus"])
-            if page != "planning" and not (self.plan.get("bolus") and st["plan"]["confirmed"]):
-                return click(geo["tab_plan"])
-            if not st["plan"]["confirmed"]:
-                act = self._plan_range(st, geo, tf, obs)
-                if act is not None:
-                    return act
-                return click(geo["confirm_plan"])
-            if self.plan.get("bolus"):
-                if page != "bolus":
-                    return click(geo["tab_bolus"])
-                mz, _, _ = self.monitor_target(st)
-                if bolus["monitor_z_mm"] is None or abs(bolus["monitor_z_mm"] - mz) > 1.0:
-                    return self._type_value(geo["monitor_z_field"], mz)
-                return click(geo["monitor_reference"])
-            return click(geo["scan"])
-        if st["recon"]["open_series"] is None or any(
-                s["uid"] == st["recon"]["open_series"] and s.get("prior") for s in st["series"]):
+        if op.name in PLANNING_OPS and page != "planning":
+            return click(geo["tab_plan"])
+        if op.name in BOLUS_OPS and page != "bolus":
+            return click(geo["tab_bolus"])
+        if op.name == "set_range":
+            return self._set_range_edge(st, geo, tf, obs, a["edge"], a["value"])
+        if op.name in FIELDS:
+            return self._type_value(geo[FIELDS[op.name]], a["value"])
+        if op.name == "set_roi":
+            t = tf["monitor_view"]
+            return json.dumps({"action": "click", "x": int(round(t["ax"] * a["x_mm"] + t["bx"])),
+                               "y": int(round(t["ay"] * (-a["y_mm"]) + t["by"]))})
+        if op.name == "open_recon":
             if "open_recon" not in geo or page != "review":
                 return click(geo["tab_review"])
             return click(geo["open_recon"])
-        return json.dumps({"action": "done"})
+        if op.name == "done":
+            return json.dumps({"action": "done"})
+        return click(geo[BUTTONS[op.name]])

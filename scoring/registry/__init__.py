@@ -1,0 +1,65 @@
+"""Task registries: per task id, everything scoring and the reference solver need that a card must not hold.
+
+One module per modality (``scoring/registry/ct.py``, later ``mr.py`` and ``us.py``) defines a ``REGISTRY``
+dict of entries keyed by task id. Each entry names its oracle family and carries the task's anatomy,
+thresholds, protocol, isocentre reference and the solver's inputs (margins, targets). The oracle and the
+reference solver both read the entry, so they cannot disagree on what a task is about.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class RegistryError(KeyError):
+    """A task has no registry entry (or its entry does not fit its card)."""
+
+    def __str__(self) -> str:  # KeyError would print the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class TaskEntry(Protocol):
+    """What every modality's registry entry provides."""
+
+    id: str
+    family: str  # the oracle family (card.oracle must name the same)
+
+    def stage_names(self) -> list[str]:
+        """The oracle's workflow stage names for this task, in order (equal to the card's workflow_stages)."""
+        ...
+
+
+def registry_file(modality: str) -> Path:
+    """Where a modality's registry lives (for messages that tell the author what to edit)."""
+    return Path(__file__).with_name(f"{modality}.py")
+
+
+def registry_for(modality: str) -> dict[str, Any]:
+    """The REGISTRY dict of a modality; a modality without a registry module has no entries."""
+    try:
+        mod = importlib.import_module(f"scoring.registry.{modality}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"scoring.registry.{modality}":
+            raise
+        return {}
+    return mod.REGISTRY
+
+
+def entry(task_id: str, modality: str) -> Any:
+    """The registry entry of one task; a missing entry raises RegistryError naming the file to edit."""
+    reg = registry_for(modality)
+    if task_id not in reg:
+        raise RegistryError(f"task {task_id!r} ({modality}) has no entry in the task registry "
+                            f"{registry_file(modality).relative_to(Path(__file__).parents[2])}: add one "
+                            f"(oracle family, anatomy, thresholds, solver inputs); known: {sorted(reg)}")
+    return reg[task_id]
+
+
+def entry_for_card(card: Any) -> Any:
+    """The entry of a task card, checked against the card's oracle family."""
+    e = entry(card.id, card.modality)
+    if e.family != card.oracle:
+        raise RegistryError(f"task {card.id!r}: the card names oracle {card.oracle!r} but its registry entry "
+                            f"is of family {e.family!r}")
+    return e
