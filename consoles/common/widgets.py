@@ -1,11 +1,12 @@
 """Small Qt building blocks shared by the consoles (buttons, numeric fields, headers)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Sequence, Union
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common.numeric import format_number, parse_number
+from consoles.common.params import Parameter
 
 
 def button(text: str, name: str, on_click: Callable[[], None], primary: bool = False) -> QtWidgets.QPushButton:
@@ -114,6 +115,46 @@ def form(rows: list[tuple[str, QtWidgets.QWidget]], label_width: int = FORM_LABE
         label.setMinimumWidth(label_width)
         lay.addRow(label, w)
     return lay
+
+
+CardRow = Union[Parameter, tuple[str, QtWidgets.QWidget]]
+
+
+class ParameterCard:
+    """A form of NumberFields built from declared Parameters, refreshed from the model.
+
+    Rows are Parameters (a field named `p.widget_name`, committing through `p.commit`) or plain
+    (label, widget) rows such as read-outs, in the order given. `dispatch(fn, *args)` runs a
+    commit (a view's `_do`, which turns refusals into the message line). `refresh()` shows every
+    field's model value and enables it exactly when its `enabled_when` holds.
+    """
+
+    def __init__(self, model: Any, rows: Sequence[CardRow], dispatch: Callable[..., None],
+                 label_width: int = FORM_LABEL_WIDTH) -> None:
+        self.model = model
+        self.fields: dict[str, NumberField] = {}
+        self.params: dict[str, Parameter] = {}
+        form_rows: list[tuple[str, QtWidgets.QWidget]] = []
+        for row in rows:
+            if isinstance(row, Parameter):
+                f = number_field(row.widget_name, row.lo, row.hi, row.decimals, row.step, row.unit,
+                                 lambda v, p=row: dispatch(p.commit, model, v))
+                self.fields[row.name], self.params[row.name] = f, row
+                form_rows.append((row.label, f))
+            else:
+                form_rows.append(row)
+        self.layout = form(form_rows, label_width)
+
+    def field(self, name: str) -> NumberField:
+        return self.fields[name]
+
+    def refresh(self) -> None:
+        """Enable states first, then values: the order the console always used (disabling a
+        focused field moves focus, which can emit its editingFinished)."""
+        for name, f in self.fields.items():
+            f.setEnabled(self.params[name].enabled(self.model))
+        for name, f in self.fields.items():
+            set_quietly(f, self.params[name].value(self.model))
 
 
 def group(title: str, name: str) -> tuple[QtWidgets.QGroupBox, QtWidgets.QVBoxLayout]:

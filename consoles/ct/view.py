@@ -7,9 +7,11 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import overlays as ov
+from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
-from consoles.common.widgets import STYLESHEET, button, form, group, number_field, set_quietly
-from consoles.ct.model import MONITOR_TIMEOUT_S, ConsoleActionError, CTModel
+from consoles.common.widgets import button, group
+from consoles.ct.bolus import CAN_START, SETUP_EDITABLE
+from consoles.ct.model import MONITOR_TIMEOUT_S, CTModel
 from consoles.ct.protocols import get_protocol
 
 EDGE_GRAB_PX = 10
@@ -41,12 +43,12 @@ class HUCurve(QtWidgets.QWidget):
             p.drawText(2, int(fy(hu)) + 4, f"{hu}")
         for t in (0, 20, 40, 60):
             p.drawText(int(fx(t)) - 8, self.height() - 6, f"{t}s")
-        thr = b["threshold_hu"]
+        thr = b.threshold_hu
         pen = QtGui.QPen(QtGui.QColor("#ffd94d"), 1, QtCore.Qt.PenStyle.DashLine)
         p.setPen(pen)
         p.drawLine(left, int(fy(thr)), right, int(fy(thr)))
         p.drawText(left + 4, int(fy(thr)) - 3, f"threshold {thr:.0f} HU")
-        pts = b["samples"]
+        pts = b.samples
         if pts:
             p.setPen(QtGui.QPen(QtGui.QColor("#4dd9ff"), 2))
             for (t0, h0), (t1, h1) in zip(pts, pts[1:]):
@@ -60,15 +62,13 @@ class HUCurve(QtWidgets.QWidget):
         p.end()
 
 
-class CTConsoleView:
+class CTConsoleView(ConsoleViewBase):
     """Builds the CT console widgets around a CTModel (the shell's ConsoleController)."""
 
+    model: CTModel
+
     def __init__(self, model: CTModel, width: int, height: int) -> None:
-        self.model = model
-        self.central = QtWidgets.QWidget()
-        self.central.setStyleSheet(STYLESHEET)
-        self.central.setFixedSize(width, height)
-        self._named: dict[str, QtWidgets.QWidget] = {}
+        super().__init__(model, width, height)
         self._drag: str | None = None
         self._drag_anchor = 0.0
         outer = QtWidgets.QVBoxLayout(self.central)
@@ -85,11 +85,6 @@ class CTConsoleView:
         self._on_model("init")
 
     # ---- construction -----------------------------------------------------------------
-    def _name(self, name: str, w: QtWidgets.QWidget) -> QtWidgets.QWidget:
-        w.setObjectName(name)
-        self._named[name] = w
-        return w
-
     def _build_header(self) -> QtWidgets.QWidget:
         h = QtWidgets.QWidget()
         h.setObjectName("header")
@@ -128,6 +123,7 @@ class CTConsoleView:
         for i in range(self.protocol_list.count()):
             self.protocol_list.item(i).setSizeHint(QtCore.QSize(0, row_px))
         self.protocol_list.setFixedHeight(self.protocol_list.count() * row_px + 2 * self.protocol_list.frameWidth())
+        self._name_items("protocol_item", self.protocol_list, by_role())
         self.protocol_list.itemClicked.connect(
             lambda it: self._do(m.select_protocol, it.data(QtCore.Qt.ItemDataRole.UserRole)))
         gl.addWidget(self.protocol_list)
@@ -140,29 +136,24 @@ class CTConsoleView:
         self.scout_btn = self._name("acquire_scout", button("Acquire scout", "acquire_scout",
                                                               lambda: self._do(m.acquire_scout)))
         gl.addWidget(self.scout_btn)
-        self.start_field = self._name("start_field", number_field(
-            "start_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_range, v, None)))
-        self.end_field = self._name("end_field", number_field(
-            "end_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_range, None, v)))
-        self.height_field = self._name("table_height_field", number_field(
-            "table_height_field", 60, 260, 1, 1.0, " mm", lambda v: self._do(m.set_table_height, v)))
         self.length_label = self._name("length_readout", QtWidgets.QLabel())
-        gl.addLayout(form([("Start (top)", self.start_field), ("End (bottom)", self.end_field),
-                           ("Length", self.length_label), ("Table height", self.height_field)]))
+        self.plan_card = self.parameter_card(["start_mm", "end_mm", ("Length", self.length_label),
+                                              "table_height_mm"])
+        self.start_field = self.plan_card.field("start_mm")
+        self.end_field = self.plan_card.field("end_mm")
+        self.height_field = self.plan_card.field("table_height_mm")
+        gl.addLayout(self.plan_card.layout)
         self.confirm_btn = self._name("confirm_plan", button("Confirm plan", "confirm_plan",
                                                                lambda: self._do(m.confirm)))
         gl.addWidget(self.confirm_btn)
         lay.addWidget(g)
 
         g, gl = group("3  Acquire", "acquire_group")
-        self.kv_field = self._name("kv_field", number_field("kv_field", 70, 150, 0, 10, " kV",
-                                                            lambda v: self._do(m.set_param, "kv", v)))
-        self.mas_field = self._name("mas_field", number_field("mas_field", 10, 600, 0, 10, " mAs",
-                                                              lambda v: self._do(m.set_param, "mas", v)))
-        self.pitch_field = self._name("pitch_field", number_field("pitch_field", 0.2, 1.5, 2, 0.05, "",
-                                                                  lambda v: self._do(m.set_param, "pitch", v)))
-        gl.addLayout(form([("Tube voltage", self.kv_field), ("Tube current", self.mas_field),
-                           ("Pitch", self.pitch_field)]))
+        self.acquisition_card = self.parameter_card(["kv", "mas", "pitch"])
+        self.kv_field = self.acquisition_card.field("kv")
+        self.mas_field = self.acquisition_card.field("mas")
+        self.pitch_field = self.acquisition_card.field("pitch")
+        gl.addLayout(self.acquisition_card.layout)
         self.dose_label = self._name("dose_readout", QtWidgets.QLabel())
         gl.addWidget(self.dose_label)
         self.dose_limit_label = self._name("dose_limit", QtWidgets.QLabel())
@@ -237,6 +228,7 @@ class CTConsoleView:
         self.series_list.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         self.series_list.setFixedHeight(150)
         self.series_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._name_items("series_item", self.series_list)
         gl.addWidget(self.series_list)
         self.open_btn = self._name("open_recon", button(
             "Open recon", "open_recon", lambda: self._do(self._open_selected), primary=True))
@@ -283,14 +275,11 @@ class CTConsoleView:
         sl = QtWidgets.QVBoxLayout(side)
         sl.setContentsMargins(0, 0, 0, 0)
         g, gl = group("Bolus tracking", "bolus_group")
-        self.monitor_z_field = self._name("monitor_z_field", number_field(
-            "monitor_z_field", -2000, 2000, 1, 5.0, " mm", lambda v: self._do(m.set_monitor_z, v)))
-        self.threshold_field = self._name("threshold_field", number_field(
-            "threshold_field", 50, 400, 0, 10, " HU", lambda v: self._do(m.set_bolus_param, "threshold_hu", v)))
-        self.delay_field = self._name("trigger_delay_field", number_field(
-            "trigger_delay_field", 2, 30, 0, 1, " s", lambda v: self._do(m.set_bolus_param, "delay_s", v)))
-        gl.addLayout(form([("Monitor slice", self.monitor_z_field), ("Trigger at", self.threshold_field),
-                           ("Scan delay", self.delay_field)]))
+        self.bolus_card = self.parameter_card(["monitor_z_mm", "threshold_hu", "delay_s"])
+        self.monitor_z_field = self.bolus_card.field("monitor_z_mm")
+        self.threshold_field = self.bolus_card.field("threshold_hu")
+        self.delay_field = self.bolus_card.field("delay_s")
+        gl.addLayout(self.bolus_card.layout)
         self.monitor_ref_btn = self._name("monitor_reference", button(
             "Reference image", "monitor_reference", lambda: self._do(m.acquire_monitor_reference)))
         gl.addWidget(self.monitor_ref_btn)
@@ -310,13 +299,6 @@ class CTConsoleView:
         return page
 
     # ---- glue ---------------------------------------------------------------------------
-    def _do(self, fn, *args) -> None:
-        try:
-            fn(*args)
-        except ConsoleActionError:
-            pass  # the model already put the reason in its message
-        self._refresh_panel()
-
     def _show_page(self, i: int) -> None:
         self.pages.setCurrentIndex(i)
         self.tab_plan.setChecked(i == 0)
@@ -355,7 +337,7 @@ class CTConsoleView:
         self.patient_label.setText(
             f"Patient: {m.subject.id.upper()}   Supine, head first   Protocol: {p.name if p else '-'}{hr}")
         self.clock_label.setText(f"Exam time {m.t:7.1f} s")
-        busy = m.scan_status != "idle" or m.scout_status == "acquiring"
+        busy = m.busy
         status = ("SCANNING" if m.scan_status == "scanning" else
                   "RECONSTRUCTING" if m.scan_status == "reconstructing" else
                   "SCOUT" if m.scout_status == "acquiring" else "READY")
@@ -369,20 +351,12 @@ class CTConsoleView:
         planning = m.scout_status == "done" and not busy
         self.load_btn.setEnabled(not busy)
         self.scout_btn.setEnabled(p is not None and not busy)
-        for f in (self.start_field, self.end_field, self.height_field):
-            f.setEnabled(planning)
-        for f in (self.kv_field, self.mas_field, self.pitch_field):
-            f.setEnabled(p is not None and not busy)
+        self.plan_card.refresh()
+        self.acquisition_card.refresh()
         self.confirm_btn.setEnabled(planning and not m.confirmed)
         self.confirm_btn.setText("Plan confirmed" if m.confirmed else "Confirm plan")
         self.scan_btn.setEnabled(m.confirmed and not busy)
         self.open_btn.setEnabled(bool(m.series) and not busy)
-        set_quietly(self.start_field, m.start_mm)
-        set_quietly(self.end_field, m.end_mm)
-        set_quietly(self.height_field, m.table_height_mm)
-        set_quietly(self.kv_field, m.kv)
-        set_quietly(self.mas_field, m.mas)
-        set_quietly(self.pitch_field, m.pitch)
         self.length_label.setText(f"{m.start_mm - m.end_mm:.1f} mm")
         d = m.current_dose()
         self.dose_label.setText(f"CTDIvol {d.ctdi_vol_mgy:.2f} mGy   DLP {d.dlp_mgycm:.0f} mGy·cm\n"
@@ -397,24 +371,16 @@ class CTConsoleView:
         contrast = p is not None and p.contrast
         self.tab_bolus.setEnabled(contrast)
         b = m.bolus
-        bolus_edit = contrast and m.scout_status == "done" and b["status"] in ("off", "ready") and not busy
-        self.monitor_z_field.setEnabled(bolus_edit)
-        self.monitor_ref_btn.setEnabled(bolus_edit)
-        self.threshold_field.setEnabled(contrast and b["status"] in ("off", "ready", "monitoring"))
-        self.delay_field.setEnabled(contrast and b["status"] in ("off", "ready", "monitoring"))
-        self.bolus_btn.setEnabled(contrast and b["status"] == "ready" and b["roi"] is not None and m.confirmed
-                                  and not busy)
-        set_quietly(self.monitor_z_field, b["monitor_z_mm"] if b["monitor_z_mm"] is not None
-                    else m.default_monitor_z())
-        set_quietly(self.threshold_field, b["threshold_hu"])
-        set_quietly(self.delay_field, b["delay_s"])
+        self.bolus_card.refresh()
+        self.monitor_ref_btn.setEnabled(SETUP_EDITABLE(m))
+        self.bolus_btn.setEnabled(CAN_START(m))
         status = {"off": "Set the monitoring slice and take a reference image.",
-                  "ready": "Click the descending aorta on the image to place the ROI." if b["roi"] is None else
+                  "ready": "Click the descending aorta on the image to place the ROI." if b.roi is None else
                   "ROI placed. Confirm the plan, then start the injection.",
                   "monitoring": "Monitoring the ROI (1 image/s). Scan starts automatically at the threshold; "
                                 "Scan starts it now.",
-                  "triggered": f"Triggered: scan starts at {b['t_scan'] or 0:.1f} s.",
-                  "done": "Bolus tracking finished."}[b["status"]]
+                  "triggered": f"Triggered: scan starts at {b.t_scan or 0:.1f} s.",
+                  "done": "Bolus tracking finished."}[b.status]
         if m.t_injection is not None:
             status += f"\nInjection started at {m.t_injection:.1f} s ({m.t - m.t_injection:.0f} s ago)."
         self.bolus_status.setText(status)
@@ -606,22 +572,9 @@ class CTConsoleView:
         s["ui"] = {"page": ["planning", "review", "bolus"][self.page], "recon_window": ww, "recon_level": wl}
         return s
 
-    def named_widgets(self) -> dict[str, QtWidgets.QWidget]:
-        return dict(self._named)
-
-    def named_targets(self) -> dict[str, list[int]]:
-        """Rects of things that are not widgets: list items and planning handles."""
+    def _extra_targets(self) -> dict[str, list[int]]:
+        """Planning handles on the scouts (list rows and viewport labels come from the base)."""
         out: dict[str, list[int]] = {}
-        g = self.protocol_list.viewport().mapToGlobal(QtCore.QPoint(0, 0))
-        for i in range(self.protocol_list.count()):
-            it = self.protocol_list.item(i)
-            r = self.protocol_list.visualItemRect(it)
-            out[f"protocol_item:{it.data(QtCore.Qt.ItemDataRole.UserRole)}"] = [
-                g.x() + r.x(), g.y() + r.y(), r.width(), r.height()]
-        g = self.series_list.viewport().mapToGlobal(QtCore.QPoint(0, 0))
-        for i in range(self.series_list.count()):
-            r = self.series_list.visualItemRect(self.series_list.item(i))
-            out[f"series_item:{i}"] = [g.x() + r.x(), g.y() + r.y(), r.width(), r.height()]
         m = self.model
         sc = m.scouts.get("ap")
         if sc is not None and self.scout_ap.isVisible():
@@ -633,9 +586,6 @@ class CTConsoleView:
             top, bottom = m.table_limits()
             x, y = self.scout_lat.to_screen(m.y_iso_subject(), (top + bottom) / 2)
             out["scout_lateral.iso_handle"] = [x - 7, y - 7, 14, 14]
-        for vp in self.viewports():
-            if vp.isVisible():
-                out.update({f"{vp.name}.label:{k}": r for k, r in vp.label_rects().items()})
         return out
 
     def transforms(self) -> dict[str, dict[str, float]]:
@@ -652,6 +602,3 @@ class CTConsoleView:
 
     def viewports(self) -> list[ImageViewport]:
         return [self.scout_ap, self.scout_lat, self.recon, self.monitor]
-
-    def on_clock(self, t_old: float, t_new: float) -> None:
-        self.model.on_clock(t_old, t_new)
