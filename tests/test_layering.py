@@ -16,7 +16,7 @@ PURE_MODULES = [
     "runner.actions", "runner.taskcard", "runner.results", "runner.agents.api", "runner.agents.simple",
     "runner.agents.reference.ct", "runner.model_cache",
     "consoles.ct.model", "consoles.ct.protocols", "consoles.common.clock", "consoles.common.protocol",
-    "consoles.common.overlays",
+    "consoles.common.overlays", "consoles.common.colormaps", "consoles.common.layout_state", "rendering.geometry",
 ]
 
 BLOCKER = """

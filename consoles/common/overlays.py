@@ -124,9 +124,11 @@ class Label:
 
 @dataclass(frozen=True)
 class Text(Label):
-    """A Label with a vertical anchor too (Label always centres vertically)."""
+    """A Label with a vertical anchor and a pixel offset too (Label always centres vertically on
+    its point): text next to a line it labels, clear of it at any zoom."""
 
     valign: str = "center"  # top | center | bottom
+    offset_px: Point = (0.0, 0.0)  # added after mapping to pixels (x right, y down)
 
 
 # ---- composites ---------------------------------------------------------------------------------
@@ -258,8 +260,8 @@ def expand(item: Item) -> list[Item]:
         return [Line(item.name, item.u0, item.v0, item.u1, item.v1, item.color, 1.5, True),
                 Handle(f"{item.name}.p0", item.u0, item.v0, item.color, 10, "move", item.name),
                 Handle(f"{item.name}.p1", item.u1, item.v1, item.color, 10, "move", item.name),
-                Text(f"{item.name}.text", mid_u, mid_v, item.text, item.color, item.text_size_px, "left",
-                     valign="bottom")]
+                Text(f"{item.name}.text", mid_u, mid_v, item.text, item.color, item.text_size_px, "center",
+                     valign="bottom", offset_px=(0.0, -6.0))]
     return [item]
 
 
@@ -391,22 +393,28 @@ def hit_test(overlays: OverlaySet, transform: PixelTransform, x: float, y: float
     most important grips first. Bodies are tested the same way (inside an area counts as 0 px).
     """
     u, v = transform.to_plane(x, y)
-    k = transform.k
-    best: tuple[float, int, Hit] | None = None
-    for i, h in enumerate(overlays.handles()):
+    return hit_test_plane(overlays, transform.k, u, v, grab_px)
+
+
+def hit_test_plane(overlays: OverlaySet, px_per_mm: float, u: float, v: float, grab_px: float = 10.0) -> Hit | None:
+    """`hit_test` for a pointer already in plane mm (what viewports report), so no pixel round
+    trip can move a pointer across an edge."""
+    k = px_per_mm
+    best: tuple[float, Hit] | None = None
+    for h in overlays.handles():
         d = _handle_distance_px(h, u, v, k)
         if d <= max(grab_px, h.size_px / 2.0) and (best is None or d < best[0]):
-            best = (d, i, Hit("handle", h.name, h.role, h.acts_on, h.axis, h.pivot, d))
+            best = (d, Hit("handle", h.name, h.role, h.acts_on, h.axis, h.pivot, d))
     if best is not None:
-        return best[2]
-    for i, item in enumerate(overlays.items):
+        return best[1]
+    for item in overlays.items:
         m = overlays.movable.get(item.name)
         if m is None:
             continue
         d = _body_distance_px(item, m, u, v, k)
         if d is not None and d <= grab_px and (best is None or d < best[0]):
-            best = (d, i, Hit("body", item.name, "move", item.name, m.axis, None, d))
-    return None if best is None else best[2]
+            best = (d, Hit("body", item.name, "move", item.name, m.axis, None, d))
+    return None if best is None else best[1]
 
 
 # ---- dragging -----------------------------------------------------------------------------------
@@ -474,8 +482,7 @@ class DragController:
 
     def press(self, u: float, v: float, overlays: OverlaySet, transform: PixelTransform) -> Hit | None:
         """Start a drag on whatever is under (u, v); returns it (None: nothing grabbed)."""
-        x, y = transform.to_pixel(u, v)
-        self.hit = hit_test(overlays, transform, x, y, self.grab_px)
+        self.hit = hit_test_plane(overlays, transform.k, u, v, self.grab_px)
         self._press = self._last = (u, v)
         return self.hit
 

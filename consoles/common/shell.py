@@ -176,7 +176,11 @@ class ConsoleShell:
                 rects[name] = r
         rects.update(self.controller.named_targets())
         transforms = getattr(self.controller, "transforms", lambda: {})()
-        return {"geometry": rects, "transforms": transforms, "screen": [self.width, self.height]}
+        # every visible viewport's rect, plane mm -> screen transform, plane pose and handles,
+        # whatever the modality (ImageViewport.export_geometry)
+        viewports = {vp.name: vp.export_geometry() for vp in self.controller.viewports() if vp.isVisible()}
+        return {"geometry": rects, "transforms": transforms, "viewports": viewports,
+                "screen": [self.width, self.height]}
 
     def cmd_quit(self) -> dict[str, Any]:
         QtCore.QTimer.singleShot(0, self.app.quit)

@@ -3,7 +3,12 @@
 Shows one 2D image in image-plane millimetres with window/level and planning overlays, and
 reports mouse events in image-plane coordinates to its owner. The camera is fixed (parallel
 projection fitted to a view box), so the pixel <-> mm mapping is exact and exported for the
-reference solvers through `screen_rect_of` / `to_screen`.
+reference solvers through `to_screen`, `pixel_transform` and `export_geometry`.
+
+Optionally the image lies in a plane of the subject (`set_plane_pose`, `set_resliced`): its
+(u, v) are then that PlanePose's in-plane millimetres, and overlays given in plane mm land on
+the anatomy they describe. An optional colour map (`set_color_map`) replaces the grey ramp and
+adds a labelled colour bar. With neither option used the viewport draws exactly what it always did.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 from vtkmodules.qt.QVTKRenderWindowInteractor import QVTKRenderWindowInteractor
 from vtkmodules.util import numpy_support
-from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonCore import vtkLookupTable, vtkPoints, vtkUnsignedCharArray
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkImageData, vtkPolyData
 from vtkmodules.vtkInteractionStyle import vtkInteractorStyleUser
 from vtkmodules.vtkRenderingCore import (
@@ -29,7 +34,13 @@ import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (registers the OpenGL backe
 import vtkmodules.vtkRenderingFreeType  # noqa: F401  (text rendering)
 
 from consoles.common.determinism import FONT_FILE_CANDIDATES, _first_existing
-from consoles.common.overlays import Box, Handle, Label, Line, OverlaySet
+from consoles.common.colormaps import ColorMap
+from consoles.common.overlays import (Box, DragController, Handle, Label, Line, OverlaySet, PixelTransform, Polyline,
+                                      Text)
+from rendering.geometry import PlanePose, ResliceGrid
+
+COLOR_BAR_WIDTH_PX = 14
+COLOR_BAR_TEXT_PX = 13
 
 _libx11 = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
 _libx11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
@@ -77,6 +88,14 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._move_timer_armed = False
         self.setMouseTracking(False)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        self.overlays = OverlaySet()  # what is on show: drawn, and hit-tested by `drag`
+        self.drag = DragController()  # owners feed it plane coordinates from mouse_callback
+        self._pose: PlanePose | None = None
+        self._cmap: ColorMap | None = None
+        self._cmap_title = ""
+        self._lut: vtkLookupTable | None = None
+        self._color_bar_actors: list = []
+        self._color_bar_texts: dict[str, vtkTextActor] = {}
 
     # ---- image and camera -------------------------------------------------------------
     def set_image(self, pixels: np.ndarray | None, u0: float = 0.0, v0: float = 0.0,
@@ -103,6 +122,26 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._apply_window_level()
         self.refresh()
 
+    def set_resliced(self, pixels: np.ndarray | None, grid: ResliceGrid) -> None:
+        """Show an image sampled on `grid` (rendering.geometry.reslice): the viewport's plane
+        becomes the grid's pose and the image sits where the grid's pixels are."""
+        self._pose = grid.pose
+        self.set_image(pixels, *grid.placement())
+
+    def set_plane_pose(self, pose: PlanePose | None) -> None:
+        """Declare the subject plane the image lies in (None: a projection or unplaced image)."""
+        self._pose = pose
+
+    @property
+    def plane_pose(self) -> PlanePose | None:
+        return self._pose
+
+    def plane_to_subject(self, u: float, v: float) -> np.ndarray:
+        """Subject-frame point (mm) of plane point (u, v); needs a plane pose."""
+        if self._pose is None:
+            raise ValueError(f"viewport {self.name} has no plane pose")
+        return self._pose.to_subject(u, v)
+
     def set_placeholder(self, text: str) -> None:
         self._placeholder_text = text
         self._placeholder.SetInput(text)
@@ -117,7 +156,42 @@ class ImageViewport(QVTKRenderWindowInteractor):
     def set_window_level(self, window: float, level: float) -> None:
         self._window, self._level = max(1.0, float(window)), float(level)
         self._apply_window_level()
+        if self._cmap is not None:
+            self._update_color_bar()
         self.refresh()
+
+    def set_color_map(self, cmap: ColorMap | None, title: str = "") -> None:
+        """Colour the image through `cmap` over the window/level range and show a colour bar
+        labelled with that range, the map's unit and `title`; None returns to the grey ramp."""
+        self._cmap = cmap
+        self._cmap_title = title
+        if cmap is None:
+            self._lut = None
+            self._image_actor.GetProperty().SetLookupTable(None)
+        else:
+            lut = vtkLookupTable()
+            rgba = cmap.rgba_bytes()
+            lut.SetNumberOfTableValues(len(rgba))
+            lut.SetTable(numpy_support.numpy_to_vtk(rgba, deep=True,
+                                                    array_type=numpy_support.get_vtk_array_type(np.uint8)))
+            lut.SetRange(0.0, 1.0)
+            lut.UseBelowRangeColorOff()
+            lut.UseAboveRangeColorOff()
+            self._lut = lut
+            prop = self._image_actor.GetProperty()
+            prop.SetLookupTable(lut)
+            prop.UseLookupTableScalarRangeOff()  # window/level set the table's range
+        self._apply_window_level()
+        self._update_color_bar()
+        self.refresh()
+
+    @property
+    def color_map(self) -> ColorMap | None:
+        return self._cmap
+
+    def color_range(self) -> tuple[float, float]:
+        """Values shown at the low and high end of the grey ramp or colour map."""
+        return self._level - self._window / 2.0, self._level + self._window / 2.0
 
     @property
     def window_level(self) -> tuple[float, float]:
@@ -135,6 +209,65 @@ class ImageViewport(QVTKRenderWindowInteractor):
         k = min(w / max(1e-6, u1 - u0), h / max(1e-6, v1 - v0))
         return k, (u0 + u1) / 2.0, (v0 + v1) / 2.0
 
+    def _update_color_bar(self) -> None:
+        for a in self._color_bar_actors:
+            self._renderer.RemoveViewProp(a)
+        self._color_bar_actors = []
+        if self._cmap is None:
+            return
+        w, h = self.width(), self.height()
+        x1 = w - 10
+        x0 = x1 - COLOR_BAR_WIDTH_PX
+        top = 44  # leaves the viewport's top-left title row free; pixels, y down
+        bottom = top + int(max(60, min(200, 0.4 * h)))
+        rgba = self._cmap.rgba_bytes()
+        n = len(rgba)
+        points, cells = vtkPoints(), vtkCellArray()
+        colors = vtkUnsignedCharArray()
+        colors.SetNumberOfComponents(4)
+        for i in range(n):  # one quad per table entry, low values at the bottom
+            ya = bottom - (bottom - top) * i / n
+            yb = bottom - (bottom - top) * (i + 1) / n
+            base = points.GetNumberOfPoints()
+            for x, y in ((x0, ya), (x1, ya), (x1, yb), (x0, yb)):
+                points.InsertNextPoint(x, h - y, 0.0)
+            cells.InsertNextCell(4)
+            for j in range(4):
+                cells.InsertCellPoint(base + j)
+            colors.InsertNextTuple4(*map(int, rgba[i]))
+        poly = vtkPolyData()
+        poly.SetPoints(points)
+        poly.SetPolys(cells)
+        poly.GetCellData().SetScalars(colors)
+        mapper = vtkPolyDataMapper2D()
+        mapper.SetInputData(poly)
+        mapper.SetColorModeToDirectScalars()
+        mapper.SetScalarModeToUseCellData()
+        bar = vtkActor2D()
+        bar.SetMapper(mapper)
+        frame = self._polyline_actor([(x0, top), (x1, top), (x1, bottom), (x0, bottom)], (0.8, 0.8, 0.8), 1.0,
+                                     closed=True)
+        lo, hi = self.color_range()
+        unit = f" {self._cmap.unit}" if self._cmap.unit else ""
+        # (name, text, x of the right end, y of the middle): the range ends left of the bar, the
+        # title above it
+        texts = [("colorbar.max", f"{_fmt(hi)}{unit}", x0 - 6, top),
+                 ("colorbar.min", f"{_fmt(lo)}{unit}", x0 - 6, bottom)]
+        if self._cmap_title:
+            texts.append(("colorbar.title", self._cmap_title, x1, top - 20))
+        self._color_bar_actors = [bar, frame]
+        self._color_bar_texts = {}
+        for name, text, x, y in texts:
+            t = self._make_text(text, COLOR_BAR_TEXT_PX, (0.95, 0.95, 0.95), background=True)
+            tp = t.GetTextProperty()
+            tp.SetJustificationToRight()
+            tp.SetVerticalJustificationToCentered()
+            t.SetPosition(x, h - y)
+            self._color_bar_actors.append(t)
+            self._color_bar_texts[name] = t
+        for a in self._color_bar_actors:
+            self._renderer.AddViewProp(a)
+
     def _fit_camera(self) -> None:
         k, cu, cv = self._scale()
         cam = self._renderer.GetActiveCamera()
@@ -149,6 +282,8 @@ class ImageViewport(QVTKRenderWindowInteractor):
     def resizeEvent(self, ev: QtGui.QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(ev)
         self._fit_camera()
+        if self._cmap is not None:
+            self._update_color_bar()
 
     # ---- coordinates ------------------------------------------------------------------
     def to_widget(self, u: float, v: float) -> tuple[float, float]:
@@ -169,12 +304,39 @@ class ImageViewport(QVTKRenderWindowInteractor):
     def pixels_per_mm(self) -> float:
         return self._scale()[0]
 
+    def pixel_transform(self) -> PixelTransform:
+        """Plane mm -> widget pixel as a pure transform (for overlays.hit_test and the drag controller)."""
+        k, cu, cv = self._scale()
+        return PixelTransform(k, self.width() / 2.0 - cu * k, self.height() / 2.0 + cv * k)
+
+    def screen_transform(self) -> PixelTransform:
+        """Plane mm -> screen pixel."""
+        t = self.pixel_transform()
+        g = self.mapToGlobal(QtCore.QPoint(0, 0))
+        return PixelTransform(t.k, t.ox + g.x(), t.oy + g.y())
+
+    def export_geometry(self) -> dict:
+        """Everything a solver or grounding export needs to act on this viewport: its screen rect,
+        plane mm -> screen transform, plane pose (subject frame), view box, window/level, colour
+        map and the screen position and role of every handle on show."""
+        g = self.mapToGlobal(QtCore.QPoint(0, 0))
+        st = self.screen_transform()
+        handles = {}
+        for h in self.overlays.handles():
+            x, y = st.to_pixel(h.u, h.v)
+            handles[h.name] = {"x": x, "y": y, "role": h.role, "target": h.acts_on, "span": h.span}
+        return {"rect": [g.x(), g.y(), self.width(), self.height()], "transform": st.to_dict(),
+                "pose": None if self._pose is None else self._pose.to_dict(), "view_box": list(self._view),
+                "window_level": [self._window, self._level],
+                "color_map": None if self._cmap is None else self._cmap.name, "handles": handles}
+
     # ---- overlays ---------------------------------------------------------------------
     def set_overlays(self, overlays: OverlaySet) -> None:
         """Show exactly these overlay items. Actors of unchanged items are kept, since building
         (and rasterizing text for) every actor again is the dominant cost of a planning drag."""
+        self.overlays = overlays
         camera_key = (self._view, self.width(), self.height())
-        wanted = {(item, camera_key): item for item in overlays.items}
+        wanted = {(item, camera_key): item for item in overlays.primitives()}
         for key in [k for k in self._overlay_actors if k not in wanted]:
             self._renderer.RemoveViewProp(self._overlay_actors.pop(key))
         added_graphics = False
@@ -195,20 +357,22 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self.refresh()
 
     def label_rects(self) -> dict[str, list[int]]:
-        """Screen rectangles [x, y, w, h] of the overlay labels on show, by label name (for the
-        geometry export: grounding data and the OCR legibility tests)."""
+        """Screen rectangles [x, y, w, h] of the overlay labels on show, by label name, and of the
+        colour bar's texts (for the geometry export: grounding data and the OCR legibility tests)."""
         out: dict[str, list[int]] = {}
         g = self.mapToGlobal(QtCore.QPoint(0, 0))
         h = self.height()
-        for (item, _), actor in self._overlay_actors.items():
-            if isinstance(item, Label):
-                b = [0.0] * 4
-                # xmin, xmax, ymin, ymax relative to the actor's position (display pixels, y up)
-                actor.GetBoundingBox(self._renderer, b)
-                px, py = actor.GetPosition()
-                x0, x1, y0, y1 = b
-                out[item.name] = [int(round(g.x() + px + x0)), int(round(g.y() + h - (py + y1))),
-                                  int(round(x1 - x0)), int(round(y1 - y0))]
+        texts = [(item.name, actor) for (item, _), actor in self._overlay_actors.items() if isinstance(item, Label)]
+        if self._cmap is not None:
+            texts += list(self._color_bar_texts.items())
+        for name, actor in texts:
+            b = [0.0] * 4
+            # xmin, xmax, ymin, ymax relative to the actor's position (display pixels, y up)
+            actor.GetBoundingBox(self._renderer, b)
+            px, py = actor.GetPosition()
+            x0, x1, y0, y1 = b
+            out[name] = [int(round(g.x() + px + x0)), int(round(g.y() + h - (py + y1))),
+                         int(round(x1 - x0)), int(round(y1 - y0))]
         return out
 
     def _polyline_actor(self, pts_px: list[tuple[float, float]], color, width: float, closed=False,
@@ -241,15 +405,23 @@ class ImageViewport(QVTKRenderWindowInteractor):
         if isinstance(item, Line):
             return self._polyline_actor([self.to_widget(item.u0, item.v0), self.to_widget(item.u1, item.v1)],
                                         item.color, item.width, dashed=item.dashed)
+        if isinstance(item, Polyline):
+            return self._polyline_actor([self.to_widget(u, v) for u, v in item.points], item.color, item.width,
+                                        closed=item.closed, dashed=item.dashed)
         if isinstance(item, Box):
             a = self.to_widget(item.u0, item.v0)
             b = self.to_widget(item.u1, item.v1)
             pts = [(a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1])]
             return self._polyline_actor(pts, item.color, item.width, closed=True)
         if isinstance(item, Handle):
+            if not item.visible:
+                return None
             x, y = self.to_widget(item.u, item.v)
             s = item.size_px / 2.0
-            pts = [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)]
+            if item.role == "rotate":  # a round grip says "turn me"
+                pts = [(x + s * np.cos(a), y + s * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 16, endpoint=False)]
+            else:
+                pts = [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)]
             return self._polyline_actor(pts, item.color, 2.0, closed=True)
         if isinstance(item, Label):
             actor = self._make_text(item.text, item.size_px, item.color, item.background)
@@ -260,7 +432,12 @@ class ImageViewport(QVTKRenderWindowInteractor):
             tp = actor.GetTextProperty()
             {"left": tp.SetJustificationToLeft, "center": tp.SetJustificationToCentered,
              "right": tp.SetJustificationToRight}[item.align]()
-            tp.SetVerticalJustificationToCentered()
+            valign = "center"
+            if isinstance(item, Text):
+                valign = item.valign
+                x, y = x + item.offset_px[0], y + item.offset_px[1]
+            {"center": tp.SetVerticalJustificationToCentered, "top": tp.SetVerticalJustificationToTop,
+             "bottom": tp.SetVerticalJustificationToBottom}[valign]()
             actor.SetPosition(x, self.height() - y)
             return actor
         return None
@@ -353,6 +530,11 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     def leaveEvent(self, ev) -> None:  # noqa: N802
         pass
+
+
+def _fmt(value: float) -> str:
+    """Colour bar numbers: no spurious decimals on large ranges, enough on small ones."""
+    return f"{value:.0f}" if abs(value) >= 100 or float(value).is_integer() else f"{value:.3g}"
 
 
 def _dash(x0: float, y0: float, x1: float, y1: float, on: float = 8.0, off: float = 5.0):

@@ -1,0 +1,119 @@
+"""What a multi-viewport display shows, as plain data (no Qt/VTK): part of the state dump.
+
+A console with a viewer segment (MR localizers, ultrasound image + reference) has 1, 2 or 4
+viewports, one of them active; each shows some content (a series id, a localizer, a map) with
+its own window/level; planning graphics are shown in full, as their outline only, or not at all.
+Display-only: none of this changes what is acquired, but tasks score it ("make the viewport that
+shows the transverse localizer the active one", "show all slices").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+LAYOUTS = {"1x1": 1, "1x2": 2, "2x2": 4}
+GRAPHICS_MODES = ("all", "outer", "off")
+MAX_VIEWPORTS = 4
+
+
+@dataclass(frozen=True)
+class ViewportContent:
+    """One viewport's contents; `content` None = empty (shows its placeholder)."""
+
+    content: str | None = None
+    window: float = 400.0
+    level: float = 40.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"content": self.content, "window": self.window, "level": self.level}
+
+
+@dataclass
+class LayoutState:
+    """Layout, contents, active viewport and graphics mode of a viewer segment.
+
+    Viewports keep their contents while hidden by a smaller layout (as scanners do), so switching
+    from 4 to 1 and back restores what was there.
+    """
+
+    layout: str = "2x2"
+    viewports: list[ViewportContent] = field(default_factory=lambda: [ViewportContent()] * MAX_VIEWPORTS)
+    active: int = 0
+    graphics_mode: str = "all"
+
+    def __post_init__(self) -> None:
+        self._check_layout(self.layout)
+        if len(self.viewports) != MAX_VIEWPORTS:
+            raise ValueError(f"a layout holds {MAX_VIEWPORTS} viewport contents, got {len(self.viewports)}")
+        self._check_index(self.active)
+        if self.graphics_mode not in GRAPHICS_MODES:
+            raise ValueError(f"graphics mode {self.graphics_mode!r} not in {GRAPHICS_MODES}")
+
+    @staticmethod
+    def _check_layout(layout: str) -> None:
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout {layout!r} not in {sorted(LAYOUTS)}")
+
+    def _check_index(self, i: int) -> None:
+        if not 0 <= i < self.count:
+            raise ValueError(f"viewport {i + 1} is not shown in layout {self.layout} ({self.count} viewports)")
+
+    @property
+    def count(self) -> int:
+        """How many viewports the layout shows."""
+        return LAYOUTS[self.layout]
+
+    def visible(self) -> list[int]:
+        return list(range(self.count))
+
+    # -- edits (each validates, so a console can turn ValueError into a user-facing refusal) --
+    def set_layout(self, layout: str) -> None:
+        """Switch layout; the active viewport falls back to the first if it is no longer shown."""
+        self._check_layout(layout)
+        self.layout = layout
+        if self.active >= self.count:
+            self.active = 0
+
+    def activate(self, i: int) -> None:
+        self._check_index(i)
+        self.active = i
+
+    def assign(self, i: int, content: str | None, window: float | None = None, level: float | None = None) -> None:
+        """Show `content` in viewport i (display settings kept unless given)."""
+        self._check_index(i)
+        vc = self.viewports[i]
+        self.viewports[i] = replace(vc, content=content, window=vc.window if window is None else float(window),
+                                    level=vc.level if level is None else float(level))
+
+    def move_content(self, src: int, dst: int) -> None:
+        """Drag the content of one viewport into another (the source keeps its copy, as a
+        scanner's drag-and-drop of a series does)."""
+        self._check_index(src)
+        self.assign(dst, self.viewports[src].content)
+
+    def set_window_level(self, i: int, window: float, level: float) -> None:
+        self._check_index(i)
+        self.viewports[i] = replace(self.viewports[i], window=max(1.0, float(window)), level=float(level))
+
+    def set_graphics_mode(self, mode: str) -> None:
+        if mode not in GRAPHICS_MODES:
+            raise ValueError(f"graphics mode {mode!r} not in {GRAPHICS_MODES}")
+        self.graphics_mode = mode
+
+    def showing(self, content: str) -> list[int]:
+        """Visible viewports that show `content`."""
+        return [i for i in self.visible() if self.viewports[i].content == content]
+
+    # -- dump ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """For the state dump; viewports are numbered from 1 as on screen."""
+        return {"layout": self.layout, "active": self.active + 1, "graphics_mode": self.graphics_mode,
+                "viewports": [dict(vc.to_dict(), index=i + 1, visible=i < self.count)
+                              for i, vc in enumerate(self.viewports)]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "LayoutState":
+        vps = [ViewportContent(v.get("content"), float(v.get("window", 400.0)), float(v.get("level", 40.0)))
+               for v in d.get("viewports", [])]
+        vps += [ViewportContent()] * (MAX_VIEWPORTS - len(vps))
+        return cls(str(d.get("layout", "2x2")), vps, int(d.get("active", 1)) - 1, str(d.get("graphics_mode", "all")))

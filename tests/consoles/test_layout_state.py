@@ -1,0 +1,53 @@
+"""The viewer layout's pure state: layouts, active viewport, contents, graphics mode, dump."""
+from __future__ import annotations
+
+import pytest
+
+from consoles.common.layout_state import LayoutState, ViewportContent
+
+
+def test_default_and_dump_round_trip():
+    s = LayoutState()
+    assert s.count == 4 and s.active == 0 and s.graphics_mode == "all"
+    s.assign(1, "loc_cor", 600, 300)
+    s.activate(1)
+    s.set_graphics_mode("outer")
+    d = s.to_dict()
+    assert d["active"] == 2 and d["layout"] == "2x2" and d["graphics_mode"] == "outer"
+    assert d["viewports"][1] == {"index": 2, "content": "loc_cor", "window": 600.0, "level": 300.0, "visible": True}
+    assert LayoutState.from_dict(d) == s
+
+
+def test_switching_layout_hides_but_keeps_contents_and_moves_the_active_viewport():
+    s = LayoutState()
+    s.assign(3, "loc_tra")
+    s.activate(3)
+    s.set_layout("1x2")
+    assert s.count == 2 and s.active == 0  # viewport 4 is not shown any more
+    assert s.to_dict()["viewports"][3]["visible"] is False and s.viewports[3].content == "loc_tra"
+    with pytest.raises(ValueError, match="not shown"):
+        s.activate(2)
+    s.set_layout("2x2")
+    assert s.showing("loc_tra") == [3]
+
+
+def test_move_content_and_window_level():
+    s = LayoutState(viewports=[ViewportContent("loc_tra"), ViewportContent("loc_cor"), ViewportContent(),
+                               ViewportContent()])
+    s.move_content(1, 0)
+    assert [v.content for v in s.viewports[:2]] == ["loc_cor", "loc_cor"]
+    s.set_window_level(2, 0.0, 10.0)
+    assert s.viewports[2].window == 1.0 and s.viewports[2].level == 10.0
+    assert s.viewports[2].content is None  # display settings do not touch contents
+
+
+@pytest.mark.parametrize("bad", [dict(layout="3x3"), dict(active=4), dict(graphics_mode="some"),
+                                 dict(viewports=[ViewportContent()])])
+def test_invalid_states_are_refused(bad):
+    with pytest.raises(ValueError):
+        LayoutState(**bad)
+    s = LayoutState()
+    with pytest.raises(ValueError):
+        s.set_layout("4x4")
+    with pytest.raises(ValueError):
+        s.set_graphics_mode("none")
