@@ -70,8 +70,8 @@ def main(argv=None) -> int:
     out["ccta_images"] = c.series[-1].n_images
 
     def step():
-        c.bolus["status"] = "monitoring"
-        c._monitor_step()
+        c.bolus.status = "monitoring"
+        c.bolus._monitor_step()
     out["bolus_monitor_step_ms"] = _median_ms(step, args.repeats)
     if args.json:
         print(json.dumps(out))

@@ -15,7 +15,8 @@ PURE_MODULES = [
     "scoring.report", "scoring.subject_oracle",
     "runner.actions", "runner.taskcard", "runner.results", "runner.agents.api", "runner.agents.simple",
     "runner.agents.reference.ct", "runner.model_cache",
-    "consoles.ct.model", "consoles.ct.protocols", "consoles.common.clock", "consoles.common.protocol",
+    "consoles.ct.model", "consoles.ct.protocols", "consoles.ct.bolus", "consoles.common.model_base",
+    "consoles.common.params", "consoles.common.clock", "consoles.common.protocol",
     "consoles.common.overlays", "consoles.common.colormaps", "consoles.common.layout_state", "rendering.geometry",
 ]
 
