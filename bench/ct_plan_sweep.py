@@ -1,94 +1,53 @@
-"""Display-free sweep: the reference solver's plans, executed on CTModel, scored by the oracles.
+"""Display-free sweep: the reference plan run headless on CTModel (runner/headless/ct.py), scored by the oracles.
 
-    .venv/bin/python bench/ct_plan_sweep.py [--subjects cohort] [--seeds 0-2]
+    .venv/bin/python bench/ct_plan_sweep.py [--subjects cohort] [--seeds 0-2] [--tasks ct]
 
-Checks every CT task's reference targets (range, table height, mAs, monitoring slice and ROI, recovery
-range) on every subject and seed in seconds per subject, without Xvfb; the GUI run
-(`medimageos run --agent reference --tasks ct --subjects cohort --seeds 0-2`) remains the acceptance test.
+Prints every non-PASS episode, the outcomes per task, and the headless speed (seconds per episode). The
+conformance test (tests/test_conformance.py) asserts the same sweep; this script is for looking at numbers.
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def run_one(card, sid, seed):
-    from consoles.ct.model import CTModel
-    from rendering.subjects import load_runtime
-    from runner.agents.reference.ct import CTReferenceSolver
-    from scoring.oracles import get_oracle
-
-    sol = CTReferenceSolver(card, sid)
-    m = CTModel(load_runtime(sid), card.id, seed, card.initial_state, card.perturbations)
-    t = [0.0]
-
-    def adv(dt):
-        m.on_clock(t[0], t[0] + dt)
-        t[0] += dt
-
-    plan = sol.plan
-    if plan.get("recovery"):
-        m.open_recon(0)
-    else:
-        m.load_protocol(plan["protocol"])
-        m.acquire_scout()
-        adv(5)
-    st = m.state()
-    s, e = sol.target_range(st)
-    m.set_range(s, e)
-    m.set_range(s, e)
-    h = sol.target_table_height()
-    if h is not None:
-        m.set_table_height(h)
-    mas = sol.target_mas(m.state())
-    if mas is not None:
-        m.set_param("mas", mas)
-    m.confirm()
-    if plan.get("bolus"):
-        st = m.state()
-        mz, x, y = sol.monitor_target(st)
-        m.set_monitor_z(mz)
-        m.acquire_monitor_reference()
-        m.set_roi(x, y)
-        m.start_bolus_tracking()
-        while not [x for x in m.series if not x.prior] and t[0] < 200:
-            adv(3)
-    else:
-        m.scan()
-        while m.scan_status != "idle":
-            adv(3)
-    m.open_recon()
-    st = m.state()
-    return get_oracle(card.oracle)(st, sol.oracle, card)
-
-
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--subjects", default="cohort")
     ap.add_argument("--seeds", default="0-2")
     ap.add_argument("--tasks", default="ct")
     args = ap.parse_args(argv)
+    from runner.headless import run_reference, score_initial
     from runner.taskcard import select_cards
 
     subs = [f"s{i:02d}" for i in range(1, 31)] if args.subjects == "cohort" else args.subjects.split(",")
     a, _, b = args.seeds.partition("-")
     seeds = range(int(a), int(b or a) + 1)
-    counts = collections.Counter()
+    counts: collections.Counter = collections.Counter()
+    walls: list[float] = []
+    bad = 0
     for card in select_cards(args.tasks):
-        if card.id == "ct_ui_smoke_routine":
-            continue
         for sid in subs:
             for seed in seeds:
-                r = run_one(card, sid, seed)
+                run = run_reference(card, sid, seed)
+                r = run.verdict
+                walls.append(run.wall_s)
                 counts[(card.id, r.outcome)] += 1
                 if r.outcome != "PASS":
+                    bad += 1
                     print(card.id, sid, seed, r.outcome, r.reason, flush=True)
+                if score_initial(card, sid, seed).outcome == "PASS":
+                    bad += 1
+                    print(card.id, sid, seed, "the untouched start state PASSes", flush=True)
         print(card.id, {k[1]: v for k, v in counts.items() if k[0] == card.id}, flush=True)
-    return 0
+    print(f"{len(walls)} episodes; headless seconds per episode: median {statistics.median(walls):.3f}, "
+          f"mean {statistics.mean(walls):.3f}, max {max(walls):.3f}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

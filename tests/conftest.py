@@ -1,9 +1,66 @@
-"""Shared fixtures. Display tests start their own Xvfb; nothing here is mocked."""
+"""Shared fixtures and the two-lane guard. Display tests start their own Xvfb; nothing here is mocked.
+
+Lanes: `pytest -m "not display"` is the fast lane (pure modules and headless drivers, no Xvfb); `-m display`
+is the display lane. A test that asks for the `display` fixture is marked `display` here, and any test not
+marked `display` runs with an `Xvfb` on PATH that refuses to start and fails the test, so a test that
+starts Xvfb (itself or through a subprocess) without the marker cannot slip into the fast lane.
+"""
 from __future__ import annotations
 
+import os
 import shutil
+import stat
+from pathlib import Path
 
 import pytest
+
+GUARD_ENV = "MEDIMAGEOS_TEST_XVFB_GUARD"
+_SHIM = """#!/bin/sh
+# Installed by tests/conftest.py for tests without @pytest.mark.display.
+case "$1" in -version|-help) exec "%s" "$@" ;; esac  # asking for the version starts no server
+echo "$@" >> "${%s}"
+echo "Xvfb refused: this test is not marked @pytest.mark.display (tests/conftest.py)" >&2
+exit 1
+"""
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """A test that uses the display fixture is a display test."""
+    for item in items:
+        if "display" in getattr(item, "fixturenames", ()) and item.get_closest_marker("display") is None:
+            item.add_marker(pytest.mark.display)
+
+
+@pytest.fixture(scope="session")
+def _xvfb_shim_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("xvfb-guard")
+    shim = d / "Xvfb"
+    shim.write_text(_SHIM % (shutil.which("Xvfb") or "false", GUARD_ENV))
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return d
+
+
+@pytest.fixture(autouse=True)
+def _no_xvfb_without_display_marker(request, _xvfb_shim_dir, tmp_path_factory):
+    """Outside the display lane, starting Xvfb fails the test with a message naming the missing marker."""
+    if request.node.get_closest_marker("display") is not None:
+        yield
+        return
+    log = tmp_path_factory.mktemp("xvfb-attempts") / "attempts"
+    old_path, old_guard = os.environ.get("PATH", ""), os.environ.get(GUARD_ENV)
+    os.environ["PATH"] = f"{_xvfb_shim_dir}{os.pathsep}{old_path}"
+    os.environ[GUARD_ENV] = str(log)
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = old_path
+        if old_guard is None:
+            os.environ.pop(GUARD_ENV, None)
+        else:
+            os.environ[GUARD_ENV] = old_guard
+    if log.exists():
+        pytest.fail(f"{request.node.nodeid} started Xvfb but is not marked @pytest.mark.display: mark it so the "
+                    "fast lane (-m 'not display') stays display-free", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -16,6 +73,14 @@ def display():
     d = VirtualDisplay(1280, 800).start()
     yield d
     d.stop()
+
+
+@pytest.fixture(scope="session")
+def subject_cache() -> Path:
+    """The persistent subject cache with all 31 subjects built (once per machine and generator version)."""
+    from tests.rendering.subject_cache import session_cache
+
+    return session_cache()
 
 
 def descendants_alive(pids: list[int]) -> list[int]:

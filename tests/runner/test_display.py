@@ -8,8 +8,12 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from runner.display import VirtualDisplay
 from tests.conftest import descendants_alive
+
+pytestmark = pytest.mark.display  # every test here starts Xvfb itself
 
 
 def _wait_for(cond, timeout=15.0):
