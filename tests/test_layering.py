@@ -18,6 +18,7 @@ PURE_MODULES = [
     "consoles.ct.model", "consoles.ct.protocols", "consoles.ct.bolus", "consoles.common.model_base",
     "consoles.common.params", "consoles.common.clock", "consoles.common.protocol",
     "consoles.common.overlays", "consoles.common.colormaps", "consoles.common.layout_state", "rendering.geometry",
+    "consoles.ct.graphics",
 ]
 
 BLOCKER = """

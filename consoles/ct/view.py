@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from consoles.common import overlays as ov
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
+from consoles.ct import graphics
 from consoles.common.widgets import button, group
 from consoles.ct.bolus import CAN_START, SETUP_EDITABLE
 from consoles.ct.model import MONITOR_TIMEOUT_S, CTModel
@@ -406,95 +407,43 @@ class CTConsoleView(ConsoleViewBase):
             vp.set_image(sc.pixels, sc.u0, sc.v_top, sc.du, sc.dv)
 
     def _draw_plan(self) -> None:
-        m = self.model
         for vp, view in ((self.scout_ap, "ap"), (self.scout_lat, "lateral")):
-            o = ov.OverlaySet()
-            sc = m.scouts.get(view)
-            if sc is None:
-                vp.set_overlays(o)
-                continue
-            u0 = sc.u0
-            u1 = sc.u0 + (sc.pixels.shape[1] - 1) * sc.du
-            top, bottom = m.table_limits()
-            # ruler in table mm, every 50 mm, so a reader can map the image to the numeric fields
-            tick = 50 * np.ceil(bottom / 50)
-            while tick <= top:
-                o.add(ov.Line(f"tick{tick}", u0 - 8, tick, u0 - 2, tick, ov.WHITE, 1.0))
-                if int(tick) % 100 == 0:
-                    o.add(ov.Label(f"tickl{tick}", u0 - 10, tick, f"{tick:.0f}", ov.WHITE, 11, "right", False, False))
-                tick += 50
-            if view == "ap":  # ranges already acquired in this exam, so a clipped end shows on the scout
-                for sr in m.series:
-                    o.add(ov.Box(f"series{sr.uid}", u0 + 4, sr.end_mm, u1 - 4, sr.start_mm, (0.6, 0.6, 0.65), 1.0))
-                    o.add(ov.Label(f"series{sr.uid}_label", u1 - 6, sr.start_mm - 10 / vp.pixels_per_mm(),
-                                   f"#{sr.uid} acquired", (0.75, 0.75, 0.8), 11, "right"))
-            if m.protocol is not None:
-                color = ov.GREEN if m.confirmed else ov.YELLOW
-                o.add(ov.Box("range", u0, m.end_mm, u1, m.start_mm, color, 2.0))
-                mid = (u0 + u1) / 2
-                if m.protocol.contrast:
-                    mz = m.bolus["monitor_z_mm"] if m.bolus["monitor_z_mm"] is not None else m.default_monitor_z()
-                    o.add(ov.Line("monitor_line", u0, mz, u1, mz, ov.CYAN, 1.5, dashed=True))
-                    if view == "ap":
-                        o.add(ov.Label("monitor_label", u1 - 4, mz, "Monitor", ov.CYAN, 12, "right"))
-                if view == "ap":
-                    o.add(ov.Handle("start_handle", mid, m.start_mm, color, 14))
-                    o.add(ov.Handle("end_handle", mid, m.end_mm, color, 14))
-                    k = vp.pixels_per_mm()
-                    o.add(ov.Label("start_label", u0 + 6, m.start_mm - 12 / k, f"Start {m.start_mm:.1f}", color, 13))
-                    o.add(ov.Label("end_label", u0 + 6, m.end_mm + 12 / k, f"End {m.end_mm:.1f}", color, 13))
-                else:
-                    yi = m.y_iso_subject()
-                    o.add(ov.Line("iso_line", yi, bottom, yi, top, ov.CYAN, 2.0, dashed=True))
-                    o.add(ov.Handle("iso_handle", yi, (top + bottom) / 2, ov.CYAN, 14))
-                    o.add(ov.Label("iso_label", yi - 6, (top + bottom) / 2 + 24 / vp.pixels_per_mm(),
-                                   f"Isocentre  H {m.table_height_mm:.1f}", ov.CYAN, 13, "right"))
-            w, h = vp.width(), vp.height()
-            if view == "ap":
-                o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
-                o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
-                o.add(ov.Label("title", 8, 14, "AP scout", ov.WHITE, 13, "left", True))
-            else:
-                o.add(ov.Label("orient_a", 8, h / 2, "A", ov.WHITE, 16, "left", True))
-                o.add(ov.Label("orient_p", w - 8, h / 2, "P", ov.WHITE, 16, "right", True))
-                o.add(ov.Label("title", 8, 14, "Lateral scout", ov.WHITE, 13, "left", True))
-            vp.set_overlays(o)
+            vp.set_overlays(graphics.scout_overlays(self.model, view, vp.pixels_per_mm(), vp.width(), vp.height()))
 
     def _on_ap_mouse(self, kind: str, u: float, v: float, button) -> None:
         m = self.model
         if m.scout_status != "done" or m.protocol is None:
             return
-        k = self.scout_ap.pixels_per_mm()
-        if kind == "press" and button == QtCore.Qt.MouseButton.LeftButton:
-            d_start, d_end = abs(v - m.start_mm) * k, abs(v - m.end_mm) * k
-            if min(d_start, d_end) <= EDGE_GRAB_PX:
-                self._drag = "start" if d_start <= d_end else "end"
-            elif m.end_mm < v < m.start_mm:
-                self._drag, self._drag_anchor = "box", v
-            else:
-                self._drag = None
-        elif kind in ("move", "release") and self._drag:
-            if self._drag == "start":
-                self._do(m.set_range, v, None)
-            elif self._drag == "end":
-                self._do(m.set_range, None, v)
-            else:
-                self._do(m.move_range, v - self._drag_anchor)
-                self._drag_anchor = v
-            if kind == "release":
-                self._drag = None
+        d = self._scout_drag(self.scout_ap, kind, u, v, button)
+        if d is None:
+            return
+        if d.handle == "start_handle":  # edges follow the pointer itself, not the drag offset
+            self._do(m.set_range, d.v, None)
+        elif d.handle == "end_handle":
+            self._do(m.set_range, None, d.v)
+        else:
+            self._do(m.move_range, d.dv)
 
     def _on_lat_mouse(self, kind: str, u: float, v: float, button) -> None:
         m = self.model
         if m.scout_status != "done" or m.protocol is None:
             return
-        k = self.scout_lat.pixels_per_mm()
+        d = self._scout_drag(self.scout_lat, kind, u, v, button)
+        if d is not None and d.handle == "iso_handle":
+            self._do(m.set_table_height, m.table_height_for(d.u))
+
+    def _scout_drag(self, vp: ImageViewport, kind: str, u: float, v: float, button):
+        """Feed a scout's drag controller: a left press grabs what the overlays offer under the
+        pointer (graphics.scout_overlays), moves and the release report the drag's delta."""
+        drag = vp.drag
+        drag.grab_px = graphics.EDGE_GRAB_PX
         if kind == "press" and button == QtCore.Qt.MouseButton.LeftButton:
-            self._drag = "iso" if abs(u - m.y_iso_subject()) * k <= EDGE_GRAB_PX else None
-        elif kind in ("move", "release") and self._drag == "iso":
-            self._do(m.set_table_height, m.table_height_for(u))
-            if kind == "release":
-                self._drag = None
+            drag.press(u, v, vp.overlays, vp.pixel_transform())
+        elif kind == "move" and drag.active:
+            return drag.move(u, v)
+        elif kind == "release" and drag.active:
+            return drag.release(u, v)
+        return None
 
     # ---- bolus monitoring -------------------------------------------------------------------
     def _show_monitor(self) -> None:
@@ -510,28 +459,7 @@ class CTConsoleView(ConsoleViewBase):
         yc = m.y_iso_subject()
         self.monitor.set_view_box(-half, half, -yc - half, -yc + half)
         self.monitor.set_image(img, ox, -oy, sx, sy)
-        o = ov.OverlaySet()
-        w, h = self.monitor.width(), self.monitor.height()
-        b = m.bolus
-        n = len(b["samples"])
-        what = f"monitoring image {n}" if n else "reference image"
-        o.add(ov.Label("info", 8, h - 14, f"Monitoring slice at table {b['monitor_z_mm']:.1f} mm  ({what})",
-                       ov.WHITE, 13, "left", True))
-        o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
-        o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
-        o.add(ov.Label("orient_a", w / 2, 14, "A", ov.WHITE, 16, "center", True))
-        if b["roi"] is not None:
-            x, y = b["roi"]
-            r = b["roi_radius_mm"]
-            pts = [(x + r * np.cos(a), -(y + r * np.sin(a))) for a in np.linspace(0, 2 * np.pi, 13)]
-            for i, ((u0, v0), (u1, v1)) in enumerate(zip(pts, pts[1:])):
-                o.add(ov.Line(f"roi{i}", u0, v0, u1, v1, ov.YELLOW, 2.0))
-            val = f"{b['samples'][-1][1]:.0f} HU" if n else f"{m.roi_hu(img):.0f} HU"
-            o.add(ov.Label("roi_label", x + r + 3, -y, f"ROI {val}", ov.YELLOW, 13))
-        else:
-            o.add(ov.Label("hint", 8, h - 36, "Click the descending aorta to place the ROI", ov.YELLOW, 13,
-                           "left", True))
-        self.monitor.set_overlays(o)
+        self.monitor.set_overlays(graphics.monitor_overlays(m, img, self.monitor.width(), self.monitor.height()))
 
     def _on_monitor_mouse(self, kind: str, u: float, v: float, button) -> None:
         if kind == "press" and button == QtCore.Qt.MouseButton.LeftButton and self.model.monitor_image is not None:
@@ -552,17 +480,8 @@ class CTConsoleView(ConsoleViewBase):
         half = m.fov_mm / 2.0
         self.recon.set_view_box(-half, half, -s.y_iso_subject - half, -s.y_iso_subject + half)
         self.recon.set_image(img, ox, -oy, sx, sy)
-        z_table = s.start_mm - (m.recon_index + 0.5) * (s.start_mm - s.end_mm) / s.n_images
-        o = ov.OverlaySet()
-        w, h = self.recon.width(), self.recon.height()
-        o.add(ov.Label("info", 8, 14, f"Series {s.uid}  image {m.recon_index + 1}/{s.n_images}", ov.WHITE, 13,
-                       "left", True))
-        o.add(ov.Label("zpos", 8, 32, f"Table {z_table:.1f} mm   {s.slice_mm:g} mm slices", ov.WHITE, 13,
-                       "left", True))
-        o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
-        o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
-        o.add(ov.Label("orient_a", w / 2, 14, "A", ov.WHITE, 16, "center", True))
-        self.recon.set_overlays(o)
+        self.recon.set_overlays(graphics.recon_overlays(m, self.recon.width(), self.recon.height()))
+        z_table = graphics.recon_table_z(m)
         self.image_label.setText(f"Image {m.recon_index + 1} of {s.n_images}\nTable z {z_table:.1f} mm")
 
     # ---- controller interface -----------------------------------------------------------------
