@@ -54,6 +54,24 @@ def widget_screen_rect(w: QtWidgets.QWidget) -> list[int] | None:
     return [top_left.x(), top_left.y(), w.width(), w.height()]
 
 
+class ConsoleWindow(QtWidgets.QWidget):
+    """The console's one top-level window.
+
+    When the focused field is disabled (say, the plan locks while the cursor is in Start), Qt
+    hands focus to the next field and selects its text, so a field the agent never touched would
+    look selected and take the next keystrokes. Here focus is dropped instead; Tab still moves
+    between enabled fields.
+    """
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802, A002 (Qt API)
+        # The window's own focus widget, not QApplication's: that one is None while Qt's wall-clock
+        # focus-out timer has deactivated the window, which made this depend on machine load.
+        fw = self.focusWidget()
+        if fw is not None and not fw.isEnabled():
+            return False
+        return super().focusNextPrevChild(next)
+
+
 class ConsoleShell:
     """Runs one console: window, clock, control server, event loop."""
 
@@ -65,7 +83,7 @@ class ConsoleShell:
         viewport_module.MOTION_DELIVERY["mode"] = "settle" if self.benchmark_mode else "timer"
         self.clock = SimClock()
         self.width, self.height = width, height
-        self.window = QtWidgets.QWidget()
+        self.window = ConsoleWindow()
         self.window.setObjectName("console_window")
         self.window.setWindowFlags(QtCore.Qt.WindowType.FramelessWindowHint)
         self.window.setFixedSize(width, height)
