@@ -208,6 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dir")
     rp.set_defaults(fn=cmd_report)
 
+    from runner.doctor import add_doctor_parser
+
+    add_doctor_parser(sub)
+
     try:
         from runner.cli_subjects import add_subjects_parser
 

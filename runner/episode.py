@@ -14,6 +14,7 @@ from runner.capture import ScreenCapture, encode_png
 from runner.console_process import ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
+from runner.fingerprint import runner_fingerprint
 from runner.taskcard import TaskCard
 from runner.xinput import open_input
 from scoring.score import score_episode
@@ -105,6 +106,9 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
         if termination != "fault":
             results.write_bytes_atomic(work / "final.png", encode_png(cap.grab_rgb(), png_compress_level))
             state = console.state()
+            # The console reported its half of the fingerprint; the runner's half sits beside it.
+            state.setdefault("provenance", {}).setdefault("environment", {}).update(
+                runner_fingerprint(display.name))
             results.write_json_atomic(work / "state.json", state)
     except ConsoleFault as exc:
         termination, fault = "fault", f"console fault: {exc}"

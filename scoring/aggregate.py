@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import ValidationError
 
+from runner.fingerprint import summarize as summarize_fingerprints
 from runner.taskcard import TaskCard
 from scoring.verdict import OracleResult, Verdict
 
@@ -341,6 +342,21 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def episode_environment(ep_dir: Path) -> dict[str, Any] | None:
+    """The environment fingerprint in an episode's state.json (None for older episodes or no dump)."""
+    try:
+        state = json.loads((Path(ep_dir) / "state.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    env = (state.get("provenance") or {}).get("environment") if isinstance(state, dict) else None
+    return env if isinstance(env, dict) and env else None
+
+
+def environment_section(episodes: Iterable[Episode]) -> dict[str, Any]:
+    """Distinct environment fingerprints across the scored episodes, with episode counts."""
+    return summarize_fingerprints(episode_environment(ep.path) for ep in episodes)
+
+
 def _default_cards() -> list[TaskCard]:
     from runner.taskcard import all_cards
 
@@ -354,7 +370,8 @@ def score_command(dir: Path | str, out_json: Path | str | None = None,
 
     `cards` defaults to every shipped task card; `out_json` overrides the output path;
     with `oracle_fn` the verdicts are first recomputed from the state dumps (see `rescore`).
-    The result is `aggregate(...)` plus a "collection" block (episodes, unfinished, corrupt).
+    The result is `aggregate(...)` plus a "collection" block (episodes, unfinished, corrupt) and an
+    "environment" block (the distinct environment fingerprints of the episodes, with counts).
     """
     root = Path(dir)
     if oracle_fn is not None:
@@ -362,6 +379,7 @@ def score_command(dir: Path | str, out_json: Path | str | None = None,
     scan = scan_results(root)
     result = aggregate(scan.verdicts, list(cards) if cards is not None else _default_cards())
     result["collection"] = scan.summary()
+    result["environment"] = environment_section(scan.episodes)
     target = Path(out_json) if out_json is not None else root / "scores.json"
     atomic_write_text(target, json.dumps(result, indent=2, sort_keys=False) + "\n")
     return result

@@ -14,7 +14,7 @@ PURE_MODULES = [
     "scoring.verdict", "scoring.score", "scoring.oracles.ct", "scoring.oracles.coverage", "scoring.aggregate",
     "scoring.report", "scoring.subject_oracle",
     "runner.actions", "runner.taskcard", "runner.results", "runner.agents.api", "runner.agents.simple",
-    "runner.agents.reference.ct", "runner.model_cache",
+    "runner.agents.reference.ct", "runner.model_cache", "runner.fingerprint", "runner.doctor",
     "consoles.ct.model", "consoles.ct.protocols", "consoles.ct.bolus", "consoles.common.model_base",
     "consoles.common.params", "consoles.common.clock", "consoles.common.protocol",
     "consoles.common.overlays", "consoles.common.colormaps", "consoles.common.layout_state", "rendering.geometry",

@@ -93,6 +93,7 @@ class ConsoleShell:
         self.layout.setContentsMargins(0, 0, 0, 0)
         self.controller: ConsoleController | None = None
         self.provenance: dict[str, Any] = {}
+        self._environment: dict[str, Any] | None = None
         self.protocol = ControlProtocol()
         self._server: QtNetwork.QLocalServer | None = None
         self._clients: list[QtNetwork.QLocalSocket] = []
@@ -181,9 +182,19 @@ class ConsoleShell:
         assert self.controller is not None
         state = self.controller.state()
         state["provenance"] = dict(self.provenance)
+        state["provenance"]["environment"] = dict(self.environment())
         state["sim_time"] = self.clock.now
         state["console_version"] = CONSOLE_VERSION
         return {"state": state}
+
+    def environment(self) -> dict[str, Any]:
+        """The console side of the environment fingerprint, computed once (after the first render)."""
+        if self._environment is None:
+            from consoles.common.environment import console_environment
+
+            viewports = self.controller.viewports() if self.controller is not None else []
+            self._environment = console_environment(vp.GetRenderWindow() for vp in viewports)
+        return self._environment
 
     def cmd_geometry(self) -> dict[str, Any]:
         assert self.controller is not None

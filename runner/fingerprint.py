@@ -1,0 +1,164 @@
+"""The environment fingerprint: the versions observations depend on, to tell comparable result sets apart.
+
+Two halves make one flat dict (fonts nested as {path: sha256}):
+
+- console side (consoles/common/environment.py, inside the console process): python, qt, pyside6,
+  vtk, numpy, gl_vendor, gl_renderer, gl_version, fonts;
+- runner side (`runner_fingerprint` here): xvfb (the X server that drew the screen), pillow, zlib
+  and zlib_ng (the PNG encoder), mss (the capture).
+
+Episodes carry it in state.json under provenance.environment. Nothing here imports Qt or VTK.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import re
+import shutil
+import subprocess
+from collections import Counter
+from typing import Any, Iterable
+
+# Which component a field belongs to, so a difference can be attributed.
+ENCODER_FIELDS = ("pillow", "zlib", "zlib_ng")
+CAPTURE_FIELDS = ("mss",)
+RENDER_FIELDS = ("python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version",
+                 "fonts", "xvfb")
+
+_XVFB_VERSION: str | None = None  # per process: every display of a process comes from one binary
+
+
+def _decode_xorg_release(release: int) -> str:
+    """X.Org's VENDOR_RELEASE (12101007) -> '1.21.1.7'."""
+    major, minor = release // 10_000_000, (release // 100_000) % 100
+    patch, snap = (release // 1000) % 100, release % 1000
+    return f"{major}.{minor}.{patch}" + (f".{snap}" if snap else "")
+
+
+def _xserver_version(display_name: str) -> str | None:
+    """Vendor and release the running X server reports on connection (libX11: one round trip)."""
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+        lib.XOpenDisplay.restype, lib.XOpenDisplay.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
+        lib.XServerVendor.restype, lib.XServerVendor.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
+        lib.XVendorRelease.restype, lib.XVendorRelease.argtypes = ctypes.c_int, [ctypes.c_void_p]
+        lib.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return None
+    dpy = lib.XOpenDisplay(display_name.encode())
+    if not dpy:
+        return None
+    try:
+        vendor = (lib.XServerVendor(dpy) or b"").decode(errors="replace")
+        release = int(lib.XVendorRelease(dpy))
+    finally:
+        lib.XCloseDisplay(dpy)
+    if "X.Org" in vendor:
+        return f"X.Org X Server {_decode_xorg_release(release)}"
+    return f"{vendor} {release}"
+
+
+def _xvfb_cli_version() -> str | None:
+    """`Xvfb -version` where it is supported (prints to stderr; Debian 12's Xvfb rejects it)."""
+    exe = shutil.which("Xvfb")
+    if exe is None:
+        return None
+    try:
+        r = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"X\.Org X Server (\S+)", r.stderr + r.stdout)
+    return f"X.Org X Server {m.group(1)}" if m else None
+
+
+def xvfb_version(display_name: str | None = None) -> str:
+    """The Xvfb version ('X.Org X Server 1.21.1.7'), asked once per process.
+
+    From the running server when a display is given (what actually drew the pixels), else from
+    `Xvfb -version`. 'unknown' (not cached) when neither works.
+    """
+    global _XVFB_VERSION
+    if _XVFB_VERSION is None:
+        found = (_xserver_version(display_name) if display_name else None) or _xvfb_cli_version()
+        if found is None:
+            return "unknown"
+        _XVFB_VERSION = found
+    return _XVFB_VERSION
+
+
+def runner_fingerprint(display_name: str | None = None) -> dict[str, Any]:
+    """The runner side of the fingerprint: X server, PNG encoder (Pillow and its zlib), capture (mss)."""
+    import mss
+    import PIL
+    from PIL import features
+
+    return {
+        "xvfb": xvfb_version(display_name),
+        "pillow": PIL.__version__,
+        "zlib": features.version("zlib"),
+        "zlib_ng": features.version("zlib_ng") if "zlib_ng" in features.features else None,
+        "mss": getattr(mss, "__version__", "unknown"),
+    }
+
+
+# --------------------------------------------------------------------------- comparison (pure)
+
+def flatten(fp: dict[str, Any]) -> dict[str, Any]:
+    """Nested dicts become 'key/subkey' fields ('fonts//usr/share/.../DejaVuSans.ttf')."""
+    out: dict[str, Any] = {}
+    for key, value in fp.items():
+        if isinstance(value, dict):
+            for sub, v in flatten(value).items():
+                out[f"{key}/{sub}"] = v
+        else:
+            out[key] = value
+    return out
+
+
+def differing_fields(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """{field: (value in a, value in b)} for every field whose value differs (absent -> None)."""
+    fa, fb = flatten(a or {}), flatten(b or {})
+    return {k: (fa.get(k), fb.get(k)) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)}
+
+
+def component(field: str) -> str:
+    """'encoder', 'capture', 'rendering' or 'other' for a (flattened) fingerprint field."""
+    top = field.split("/", 1)[0]
+    if top in ENCODER_FIELDS:
+        return "encoder"
+    if top in CAPTURE_FIELDS:
+        return "capture"
+    if top in RENDER_FIELDS:
+        return "rendering"
+    return "other"
+
+
+def canonical(fp: dict[str, Any]) -> str:
+    return json.dumps(fp, sort_keys=True, separators=(",", ":"))
+
+
+def summarize(fingerprints: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
+    """Distinct fingerprints with episode counts, for scores.json's `environment` section.
+
+    `None` stands for an episode without one (older runs, or no state dump); such episodes are
+    counted apart. `homogeneous` is true when at most one distinct fingerprint was found, and
+    `differing_fields` names what varies between the distinct ones.
+    """
+    counts: Counter[str] = Counter()
+    without = 0
+    for fp in fingerprints:
+        if fp:
+            counts[canonical(fp)] += 1
+        else:
+            without += 1
+    distinct = [json.loads(key) for key, _ in counts.most_common()]
+    varying: set[str] = set()
+    for other in distinct[1:]:
+        varying |= differing_fields(distinct[0], other).keys()
+    return {
+        "homogeneous": len(distinct) <= 1,
+        "fingerprints": [{"episodes": counts[canonical(fp)], "fingerprint": fp} for fp in distinct],
+        "episodes_without_fingerprint": without,
+        "differing_fields": sorted(varying),
+    }
