@@ -66,5 +66,15 @@ def field_readings(img: Image.Image) -> Iterator[str]:
     return ("".join(r.split()) for r in readings(inner))
 
 
+def first_reading(readings: Iterator[str], accept) -> tuple[bool, list[str]]:
+    """Whether some reading is accepted (stopping at the first), and the readings taken, for the message."""
+    taken: list[str] = []
+    for r in readings:
+        taken.append(r)
+        if accept(r):
+            return True, taken
+    return False, taken
+
+
 def numbers(text: str) -> list[str]:
     return NUMBER.findall(text)

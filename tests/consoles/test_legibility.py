@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import require_console
-from tests.ocr import field_readings, numbers, readings, require_tesseract
+from tests.ocr import field_readings, first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,26 +32,19 @@ def _probe(display, out: Path, *extra: str) -> list[dict]:
     return json.loads((out / "manifest.json").read_text())
 
 
-def _logged(readings, log: list[str]):
-    """Pass readings through (stopping at the first exact one) while keeping them for the message."""
-    for r in readings:
-        log.append(r)
-        yield r
-
-
 def _misreads(out: Path, manifest: list[dict]) -> list[str]:
     bad = []
     for entry in manifest:
         img = Image.open(out / entry["file"])
         if entry["kind"] == "field":
             want = "".join(entry["expected"].split())
-            got = []
-            if not any(want == r for r in _logged(field_readings(img), got)):
+            ok, got = first_reading(field_readings(img), lambda r: r == want)
+            if not ok:
                 bad.append(f"{entry['file']}: read {got!r}, model holds {entry['expected']!r}")
         else:  # read-outs: every number in the label, in order
-            got = []
             lines = readings(img, single_line="\n" not in entry["expected"])
-            if not any(numbers(entry["expected"]) == numbers(r) for r in _logged(lines, got)):
+            ok, got = first_reading(lines, lambda r: numbers(r) == numbers(entry["expected"]))
+            if not ok:
                 bad.append(f"{entry['file']}: read {got!r}, label holds {entry['expected']!r}")
     return bad
 

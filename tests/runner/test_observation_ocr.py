@@ -17,7 +17,7 @@ from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
 from runner.taskcard import load_card
 from tests.conftest import require_console
-from tests.ocr import field_readings, numbers, readings, require_tesseract
+from tests.ocr import field_readings, first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
 TASK = "ct_kub_low_dose_constraint"
@@ -41,13 +41,20 @@ class GeometryRecordingReference(ReferenceAgent):
         return super().act(obs)
 
 
-def test_kub_plan_and_technique_read_back_from_final_png(display, tmp_path):
+@pytest.fixture(scope="module")
+def kub_episode(display, tmp_path_factory):
+    """One reference episode of the KUB task, with the geometry and state behind every screen."""
     require_console()
     require_tesseract()
+    out = tmp_path_factory.mktemp("kub")
     agent = GeometryRecordingReference()
-    v = run_episode(EpisodeSpec(load_card(TASK), "dev", 0), agent, tmp_path, display)
+    v = run_episode(EpisodeSpec(load_card(TASK), "dev", 0), agent, out, display)
     assert v.outcome == "PASS", v.reason
-    d = episode_dir(tmp_path, "reference", TASK, "dev", 0)
+    return agent, episode_dir(out, "reference", TASK, "dev", 0)
+
+
+def test_kub_plan_and_technique_read_back_from_final_png(kub_episode):
+    agent, d = kub_episode
     state = json.loads((d / "state.json").read_text())
     final = Image.open(d / "final.png")
     expected = {
@@ -63,8 +70,8 @@ def test_kub_plan_and_technique_read_back_from_final_png(display, tmp_path):
     for name, text in expected.items():
         x, y, w, h = agent.geometry[name]
         crop = final.crop((x, y, x + w, y + h))
-        got = list(field_readings(crop))
-        if "".join(text.split()) not in got:
+        ok, got = first_reading(field_readings(crop), lambda r, want="".join(text.split()): r == want)
+        if not ok:
             wrong[name] = (text, got)
     assert not wrong, f"values on final.png differ from state.json: {wrong}"
 
@@ -82,14 +89,9 @@ def _overlay_expectations(state: dict) -> dict[str, list[str]]:
     return out
 
 
-def test_overlay_labels_on_the_scouts_and_recon_read_back_as_the_model_holds(display, tmp_path):
+def test_overlay_labels_on_the_scouts_and_recon_read_back_as_the_model_holds(kub_episode):
     """Range, isocentre and image labels drawn by VTK over the images, on every screen that shows them."""
-    require_console()
-    require_tesseract()
-    agent = GeometryRecordingReference()
-    v = run_episode(EpisodeSpec(load_card(TASK), "dev", 0), agent, tmp_path, display)
-    assert v.outcome == "PASS", v.reason
-    d = episode_dir(tmp_path, "reference", TASK, "dev", 0)
+    agent, d = kub_episode
     checked, wrong = set(), []
     for k, (geo, state) in enumerate(agent.seen):
         shot = Image.open(d / f"step_{k:03d}.png")
@@ -98,12 +100,8 @@ def test_overlay_labels_on_the_scouts_and_recon_read_back_as_the_model_holds(dis
                 continue
             x, y, w, h = geo[name]
             crop = shot.crop((x - 2, y - 2, x + w + 2, y + h + 2))
-            got = []
-            for r in readings(crop):
-                got.append(r)
-                if numbers(r) == want:
-                    break
-            else:
+            ok, got = first_reading(readings(crop), lambda r, want=want: numbers(r) == want)
+            if not ok:
                 wrong.append(f"step {k} {name}: read {got}, model holds {want}")
             checked.add(name)
     assert checked == {"scout_ap.label:start_label", "scout_ap.label:end_label", "scout_lateral.label:iso_label",
