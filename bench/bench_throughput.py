@@ -25,7 +25,7 @@ from runner.agents import make_agent  # noqa: E402
 from runner.cli import _seeds, _subjects  # noqa: E402
 from runner.parallel import run_parallel  # noqa: E402
 from runner.run import Progress, expand  # noqa: E402
-from runner.taskcard import select_cards  # noqa: E402
+from tasks.card import select_cards  # noqa: E402
 
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "details")
 

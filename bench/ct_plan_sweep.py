@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default="ct")
     args = ap.parse_args(argv)
     from runner.headless import run_reference, score_initial
-    from runner.taskcard import select_cards
+    from tasks.card import select_cards
 
     subs = [f"s{i:02d}" for i in range(1, 31)] if args.subjects == "cohort" else args.subjects.split(",")
     a, _, b = args.seeds.partition("-")

@@ -11,7 +11,7 @@ Three input formats are accepted, all *parsed*, never evaluated:
    every argument must be a literal.
 
 Whatever the format, the result is an :class:`Action` checked against the task's
-:class:`~runner.taskcard.ActionProfile` and the screen size. Every liberty taken on the way
+:class:`~tasks.card.ActionProfile` and the screen size. Every liberty taken on the way
 (aliases, rounding, sign conversion, ignored fields) is listed in ``ParseResult.repairs`` for the
 receipt; a rejection carries a short ``error`` that tells the agent what was wrong and how to fix
 it. ``parse_action`` never raises on agent text.
@@ -30,7 +30,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.taskcard import ACTION_TYPES, ActionProfile
+from tasks.card import ACTION_TYPES, ActionProfile
 
 __all__ = [
     "Action",

@@ -17,7 +17,7 @@ from runner.actions import Action
 from runner.capture import ScreenCapture, encode_png
 from runner.console_process import ConsoleProcess
 from runner.display import VirtualDisplay
-from runner.taskcard import load_card
+from tasks.card import load_card
 from runner.xinput import open_input
 
 TASK = "ct_ui_smoke_routine"

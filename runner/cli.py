@@ -30,9 +30,10 @@ def _subjects(text: str) -> list[str]:
 
 
 def cmd_tasks_list(args) -> int:
-    from runner.taskcard import all_cards
+    """List the task cards (validating every one: an invalid card is an error naming its file)."""
+    from tasks.card import all_cards, cards_in
 
-    cards = all_cards()
+    cards = cards_in(Path(args.root)) if args.root else all_cards()
     if args.json:
         print(json.dumps([{"id": c.id, "modality": c.modality, "level": c.level, "title": c.title,
                            "version": c.version, "max_steps": c.budgets.max_steps} for c in cards], indent=2))
@@ -40,6 +41,15 @@ def cmd_tasks_list(args) -> int:
         print(f"{'id':40s} {'modality':8s} level  steps")
         for c in cards:
             print(f"{c.id:40s} {c.modality:8s} L{c.level}     {c.budgets.max_steps}")
+    return 0
+
+
+def cmd_tasks_publish_media(args) -> int:
+    """Copy demo media into the task folders (checked against the shipped cards first)."""
+    from runner.demo import publish_media
+
+    for dest in publish_media(Path(args.dir), Path(args.root) if args.root else None):
+        print(f"published {dest}")
     return 0
 
 
@@ -57,7 +67,7 @@ def cmd_run(args) -> int:
 
     from runner.agents import make_agent
     from runner.run import expand, run_sequential
-    from runner.taskcard import select_cards
+    from tasks.card import select_cards
 
     cards = select_cards(args.tasks)
     subjects = _subjects(args.subjects)
@@ -92,7 +102,7 @@ def cmd_run(args) -> int:
 
 def cmd_console(args) -> int:
     """Open a console on the caller's own display for a person to play."""
-    from runner.taskcard import load_card
+    from tasks.card import load_card
 
     card = load_card(args.task_id)
     if not os.environ.get("DISPLAY"):
@@ -121,10 +131,17 @@ def cmd_score(args) -> int:
 
 
 def _rescore_fn():
-    from runner.taskcard import load_card
+    """Re-score with the card each episode ran (its card.json), or the shipped card for older episodes."""
+    from runner.episode import CARD_FILE
     from scoring.score import score_episode
+    from tasks.card import load_card, load_card_file
 
-    return lambda state, old, ep_dir: score_episode(state, load_card(old.task), old.subject)
+    def rescore(state, old, ep_dir):
+        ran = Path(ep_dir) / CARD_FILE
+        card = load_card_file(ran) if ran.is_file() else load_card(old.task)
+        return score_episode(state, card, old.subject)
+
+    return rescore
 
 
 def cmd_report(args) -> int:
@@ -183,7 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
     tsub = t.add_subparsers(dest="tasks_command", required=True)
     tl = tsub.add_parser("list")
     tl.add_argument("--json", action="store_true")
+    tl.add_argument("--root", default=None, help="a tasks folder (<root>/<modality>/<id>/task.json); "
+                    "default: the shipped tasks")
     tl.set_defaults(fn=cmd_tasks_list)
+    tp = tsub.add_parser("publish-media", help="copy `medimageos demo --out DIR` media into tasks/<modality>/<id>/")
+    tp.add_argument("dir", help="the demo's --out folder (or its media/ folder)")
+    tp.add_argument("--root", default=None, help="the tasks folder to publish into; default: the shipped tasks")
+    tp.set_defaults(fn=cmd_tasks_publish_media)
 
     b = sub.add_parser("bench", help="step overhead and reset time on this machine")
     b.add_argument("--json", action="store_true")
@@ -197,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rescore", action="store_true", help="recompute every verdict from state.json")
     s.set_defaults(fn=cmd_score)
 
-    d = sub.add_parser("demo", help="reference + no-op agents on the development subject; task media and report")
+    d = sub.add_parser("demo", help="reference + no-op agents on the development subject; scores, report and "
+                       "task media under OUT/media (publish them with `tasks publish-media OUT`)")
     d.add_argument("--out", default="results/demo")
     d.add_argument("--tasks", default="all")
     d.add_argument("--subject", default="dev")

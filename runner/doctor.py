@@ -257,7 +257,7 @@ def run_reference_episodes(out_root: Path, display) -> dict[str, Any]:
     from runner.agents.reference import ReferenceAgent
     from runner.episode import EpisodeSpec, run_episode
     from runner.results import episode_dir
-    from runner.taskcard import load_card
+    from tasks.card import load_card
 
     episodes: dict[str, Any] = {}
     fingerprint: dict[str, Any] | None = None

@@ -5,7 +5,8 @@ lifetime) and returns the first screenshot as an (H, W, 3) uint8 array. ``step(a
 parses the text exactly like the runner does (project JSON, computer_13 dicts or a pyautogui
 call; a rejected action still costs a step), injects it through XTEST, lets the console settle
 and returns the next screenshot. ``info["receipt"]`` is the step's receipt (same fields as
-receipts.jsonl); when the episode ends (``done`` -> terminated, step budget -> truncated) the
+receipts.jsonl, made by the same step engine, runner/step.py; `screenshot` names the screen the
+step was taken on as the runner would store it: the observation returned just before); when the episode ends (``done`` -> terminated, step budget -> truncated) the
 console's state is scored and ``info["verdict"]`` holds the verdict; the reward is its SR then,
 0 before. The seed given to reset is the console seed (seed=None draws one from the env's RNG).
 
@@ -19,22 +20,23 @@ Example::
 from __future__ import annotations
 
 import json
+import shutil
 import string
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from runner.actions import ParserState, nominal_duration, parse_action
-from runner.capture import ScreenCapture
 from runner.console_process import ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
-from runner.episode import POINTER_HOME, EpisodeSpec, make_verdict
-from runner.taskcard import TaskCard, load_card
-from runner.xinput import open_input
+from runner.episode import CARD_FILE, EpisodeSpec, make_verdict
+from runner.step import StepEngine, make_receipt
+from tasks.card import TaskCard, load_card
 
 # Printable ASCII without vertical whitespace oddities: what action text is made of.
 ACTION_CHARSET = "".join(c for c in string.printable if c not in "\r\x0b\x0c")
@@ -63,8 +65,8 @@ class MedImageOSEnv(gym.Env):
         self.observation_space = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
         self.action_space = spaces.Text(max_length=max_action_length, min_length=1, charset=ACTION_CHARSET)
         self._display: VirtualDisplay | None = None
-        self._console: ConsoleProcess | None = None
-        self._inp = self._cap = None
+        self._engine: StepEngine | None = None
+        self._card_dir: Path | None = None
         self._last_obs: np.ndarray | None = None
         self._episode: EpisodeSpec | None = None
         self._over = True
@@ -75,6 +77,7 @@ class MedImageOSEnv(gym.Env):
         options = dict(options or {})
         subject = str(options.get("subject", self.subject))
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        self._over = True  # until the new episode has started
         self._stop_console()
         w, h = self.screen
         if self._display is None or not self._display.alive():
@@ -82,18 +85,12 @@ class MedImageOSEnv(gym.Env):
                 self._display.stop()
             self._display = VirtualDisplay(w, h).start()
         self._episode = EpisodeSpec(self.card, subject, episode_seed)
-        self._console = ConsoleProcess(self._display, self.card.modality, str(self.card.path), subject,
-                                       episode_seed, extra_env=self.console_env)
-        try:
-            self._console.start()
-            self._inp = open_input(self._display.name)
-            self._cap = ScreenCapture(self._display.name)
-            self._inp.home(self._console.hello["window_id"], POINTER_HOME)
-            self._sim_time = self._console.settle(0.0)
-        except BaseException:
-            self._stop_console()
-            raise
-        self._parser = ParserState(pointer=POINTER_HOME)
+        # the console reads the card this env holds, written to a folder the env owns
+        self._card_dir = self._card_dir or Path(tempfile.mkdtemp(prefix="medimageos-env-"))
+        engine = StepEngine(self.card, subject, episode_seed, self._display, self._card_dir / CARD_FILE,
+                            coord_scale=self.coord_scale, console_env=self.console_env)
+        self._sim_time = engine.start()  # closes what it opened if it fails
+        self._engine = engine
         self._steps = self._rejected = 0
         self._wall0 = time.monotonic()
         self._over = False
@@ -103,34 +100,25 @@ class MedImageOSEnv(gym.Env):
         return obs, info
 
     def step(self, action: str):
-        if self._over or self._console is None:
+        if self._over or self._engine is None:
             raise RuntimeError("the episode is over (or never started): call reset() first")
         raw = action if isinstance(action, str) else json.dumps(action)
         step = self._steps
         self._steps += 1
-        res = parse_action(raw, self.card.action_profile, self.screen, coord_scale=self.coord_scale,
-                           state=self._parser)
         fault = ""
         try:
-            if res.ok:
-                a = res.action
-                if a.type != "done":
-                    self._inp.perform(a)
-                    self._parser.observe(a)
-                self._sim_time = self._console.settle(nominal_duration(a))
-                status, feedback = "executed", "done: episode ends" if a.type == "done" else "executed"
-            else:
-                self._rejected += 1
-                status, feedback = "rejected", res.error or "rejected"
+            result = self._engine.step(step, raw)
+            receipt, res = result.receipt, result.parsed
+            self._sim_time = self._engine.sim_time
+            self._rejected += not result.executed
             obs = self._grab()
         except ConsoleFault as exc:
             fault = f"console fault: {exc}"
-            status, feedback = "rejected", fault
+            res = None
+            receipt = make_receipt(step, self._sim_time, raw, None, [], "rejected", fault)
             obs = self._last_obs.copy() if self._last_obs is not None else self.observation_space.low.copy()
-        receipt = {"step": step, "sim_time": self._sim_time, "raw": raw,
-                   "action": res.action.to_dict() if res.ok else None, "repairs": list(res.repairs),
-                   "status": status, "feedback": feedback}
-        terminated = bool(res.ok and res.action.type == "done" and not fault)
+        feedback = receipt["feedback"]
+        terminated = bool(res is not None and res.ok and res.action.type == "done" and not fault)
         truncated = bool(not terminated and (fault or self._steps >= self.max_steps))
         info: dict[str, Any] = {"receipt": receipt, "steps_left": self.max_steps - self._steps,
                                 "feedback": feedback}
@@ -152,11 +140,19 @@ class MedImageOSEnv(gym.Env):
         if self._display is not None:
             self._display.stop()
             self._display = None
+        if self._card_dir is not None:
+            shutil.rmtree(self._card_dir, ignore_errors=True)
+            self._card_dir = None
         super().close()
+
+    @property
+    def _console(self) -> ConsoleProcess | None:
+        """The live console process (privileged: for reference solvers driving the env, never agents)."""
+        return self._engine.console if self._engine is not None else None
 
     # ---- internals ----------------------------------------------------------------------
     def _grab(self) -> np.ndarray:
-        obs = np.array(self._cap.grab_rgb(), dtype=np.uint8, copy=True)
+        obs = np.array(self._engine.observe(), dtype=np.uint8, copy=True)
         self._last_obs = obs
         return obs.copy()
 
@@ -165,7 +161,7 @@ class MedImageOSEnv(gym.Env):
         state = None
         if not fault:
             try:
-                state = self._console.state()
+                state = self._engine.state()
             except ConsoleFault as exc:
                 termination, fault = "fault", f"console fault: {exc}"
         verdict = make_verdict(self.card, self._episode, self.agent_name, state, self._steps, self._rejected,
@@ -175,16 +171,9 @@ class MedImageOSEnv(gym.Env):
         return verdict
 
     def _stop_console(self) -> None:
-        for closer in (self._cap, self._inp):
-            try:
-                if closer is not None:
-                    closer.close()
-            except Exception:  # noqa: BLE001
-                pass
-        self._cap = self._inp = None
-        if self._console is not None:
-            self._console.stop()
-            self._console = None
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
 
 
 ENV_ID = "MedImageOS-v0"

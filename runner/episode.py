@@ -8,19 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from runner import results
-from runner.actions import ParserState, nominal_duration, parse_action
 from runner.agents.base import AgentFault, Observation, StepRecord
-from runner.capture import ScreenCapture, encode_png
+from runner.capture import encode_png
 from runner.console_process import ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
 from runner.fingerprint import runner_fingerprint
-from runner.taskcard import TaskCard
-from runner.xinput import open_input
+from runner.step import POINTER_HOME, StepEngine, make_receipt, screenshot_name
 from scoring.score import score_episode
 from scoring.verdict import Verdict
+from tasks.card import TaskCard
 
-POINTER_HOME = (4, 4)  # where the pointer starts every episode (top-left corner, over no control)
+__all__ = ["CARD_FILE", "POINTER_HOME", "ConsoleControlView", "EpisodeSpec", "make_verdict", "run_episode"]
+
+CARD_FILE = "card.json"  # the exact card an episode ran, in its folder; the console reads this file
 
 
 @dataclass
@@ -53,59 +54,47 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
         return Verdict.model_validate_json((final_dir / "verdict.json").read_text())
     work = results.fresh_work_dir(final_dir)
     wall0 = time.monotonic()
-    w, h = card.observation.width, card.observation.height
-    receipts = results.ReceiptWriter(work / "receipts.jsonl")
-    console = ConsoleProcess(display, card.modality, str(card.path), spec.subject, spec.seed,
-                             log_path=work / "console.log", extra_env=console_env,
-                             timeout_s=control_timeout_s)
     history: list[StepRecord] = []
     steps = rejected = 0
     termination, fault = "budget", ""
     state: dict[str, Any] | None = None
-    sim_time = 0.0
-    inp = cap = None
+    receipts = results.ReceiptWriter(work / "receipts.jsonl")
+    engine: StepEngine | None = None
     try:
-        console.start()
-        inp = open_input(display.name)
-        cap = ScreenCapture(display.name)
-        inp.home(console.hello["window_id"], POINTER_HOME)
-        sim_time = console.settle(0.0)
+        # the console runs the card this runner holds, written into the episode folder
+        engine = StepEngine(card, spec.subject, spec.seed, display, work / CARD_FILE, coord_scale=coord_scale,
+                            log_path=work / "console.log", console_env=console_env,
+                            control_timeout_s=control_timeout_s)
+        card = engine.card
+        w, h = engine.screen
+        engine.start()
         agent.reset(card, spec.subject, spec.seed)
         if hasattr(agent, "bind_control"):
-            agent.bind_control(ConsoleControlView(console))
-        parser_state = ParserState(pointer=POINTER_HOME)
+            agent.bind_control(ConsoleControlView(engine.console))
         for step in range(card.budgets.max_steps):
-            png = encode_png(cap.grab_rgb(), png_compress_level)
-            shot = f"step_{step:03d}.png"
-            results.write_bytes_atomic(work / shot, png)
+            png = encode_png(engine.observe(), png_compress_level)
+            results.write_bytes_atomic(work / screenshot_name(step), png)
             obs = Observation(step, png, w, h, card.goal, card.budgets.max_steps - step, list(history))
             try:
                 raw = agent.act(obs)
             except AgentFault as exc:
                 termination, fault = "fault", f"agent fault: {exc}"
-                receipts.write(_receipt(step, sim_time, None, None, [], "rejected", fault, shot, agent))
+                receipts.write(make_receipt(step, engine.sim_time, None, None, [], "rejected", fault,
+                                            _model_call(agent)))
                 break
             steps += 1
-            res = parse_action(raw, card.action_profile, (w, h), coord_scale=coord_scale, state=parser_state)
-            if res.ok:
-                a = res.action
-                if a.type != "done":
-                    inp.perform(a)
-                    parser_state.observe(a)
-                sim_time = console.settle(nominal_duration(a))
-                status, feedback = "executed", "done: episode ends" if a.type == "done" else "executed"
-            else:
-                rejected += 1
-                status, feedback = "rejected", res.error or "rejected"
-            action_dict = res.action.to_dict() if res.ok else None
-            receipts.write(_receipt(step, sim_time, raw, action_dict, res.repairs, status, feedback, shot, agent))
-            history.append(StepRecord(step, raw if isinstance(raw, str) else repr(raw), action_dict, status, feedback))
-            if res.ok and res.action.type == "done":
+            res = engine.step(step, raw, _model_call(agent))
+            receipts.write(res.receipt)
+            rejected += not res.executed
+            r = res.receipt
+            history.append(StepRecord(step, raw if isinstance(raw, str) else repr(raw), r["action"], r["status"],
+                                      r["feedback"]))
+            if res.done:
                 termination = "done"
                 break
         if termination != "fault":
-            results.write_bytes_atomic(work / "final.png", encode_png(cap.grab_rgb(), png_compress_level))
-            state = console.state()
+            results.write_bytes_atomic(work / "final.png", encode_png(engine.observe(), png_compress_level))
+            state = engine.state()
             # The console reported its half of the fingerprint; the runner's half sits beside it.
             state.setdefault("provenance", {}).setdefault("environment", {}).update(
                 runner_fingerprint(display.name))
@@ -116,13 +105,9 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
         termination, fault = "fault", f"runner fault: {exc!r}\n{traceback.format_exc(limit=8)}"
     finally:
         receipts.close()
-        for closer in (cap, inp):
-            try:
-                if closer is not None:
-                    closer.close()
-            except Exception:  # noqa: BLE001
-                pass
-        console.stop()
+        if engine is not None:
+            engine.close()
+    sim_time = engine.sim_time if engine is not None else 0.0
     verdict = make_verdict(card, spec, agent.name, state, steps, rejected, termination, fault,
                            time.monotonic() - wall0, sim_time)
     results.write_json_atomic(work / "verdict.json", verdict.model_dump())
@@ -130,13 +115,9 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
     return verdict
 
 
-def _receipt(step, sim_time, raw, action, repairs, status, feedback, shot, agent) -> dict[str, Any]:
-    r = {"step": step, "sim_time": sim_time, "raw": raw, "action": action, "repairs": list(repairs),
-         "status": status, "feedback": feedback, "screenshot": shot}
-    info = getattr(agent, "last_call_info", None)
-    if info:
-        r["model_call"] = dict(info)
-    return r
+def _model_call(agent) -> dict[str, Any] | None:
+    """The agent's last model call (api agents), recorded in the receipt."""
+    return getattr(agent, "last_call_info", None) or None
 
 
 def make_verdict(card: TaskCard, spec: EpisodeSpec, agent_name: str, state, steps: int, rejected: int,

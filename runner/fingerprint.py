@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import json
 import re
 import shutil
 import subprocess
-from collections import Counter
-from typing import Any, Iterable
+from typing import Any
 
-# Which component a field belongs to, so a difference can be attributed.
-ENCODER_FIELDS = ("pillow", "zlib", "zlib_ng")
-CAPTURE_FIELDS = ("mss",)
-RENDER_FIELDS = ("python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version",
-                 "fonts", "xvfb")
+# The pure comparison half lives in scoring (scores.json summarizes it); re-exported for the runner's users.
+from scoring.fingerprints import (CAPTURE_FIELDS, ENCODER_FIELDS, RENDER_FIELDS, canonical,  # noqa: F401
+                                  component, differing_fields, flatten, summarize)
 
 _XVFB_VERSION: str | None = None  # per process: every display of a process comes from one binary
 
@@ -99,66 +95,4 @@ def runner_fingerprint(display_name: str | None = None) -> dict[str, Any]:
         "zlib": features.version("zlib"),
         "zlib_ng": features.version("zlib_ng") if "zlib_ng" in features.features else None,
         "mss": getattr(mss, "__version__", "unknown"),
-    }
-
-
-# --------------------------------------------------------------------------- comparison (pure)
-
-def flatten(fp: dict[str, Any]) -> dict[str, Any]:
-    """Nested dicts become 'key/subkey' fields ('fonts//usr/share/.../DejaVuSans.ttf')."""
-    out: dict[str, Any] = {}
-    for key, value in fp.items():
-        if isinstance(value, dict):
-            for sub, v in flatten(value).items():
-                out[f"{key}/{sub}"] = v
-        else:
-            out[key] = value
-    return out
-
-
-def differing_fields(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """{field: (value in a, value in b)} for every field whose value differs (absent -> None)."""
-    fa, fb = flatten(a or {}), flatten(b or {})
-    return {k: (fa.get(k), fb.get(k)) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)}
-
-
-def component(field: str) -> str:
-    """'encoder', 'capture', 'rendering' or 'other' for a (flattened) fingerprint field."""
-    top = field.split("/", 1)[0]
-    if top in ENCODER_FIELDS:
-        return "encoder"
-    if top in CAPTURE_FIELDS:
-        return "capture"
-    if top in RENDER_FIELDS:
-        return "rendering"
-    return "other"
-
-
-def canonical(fp: dict[str, Any]) -> str:
-    return json.dumps(fp, sort_keys=True, separators=(",", ":"))
-
-
-def summarize(fingerprints: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
-    """Distinct fingerprints with episode counts, for scores.json's `environment` section.
-
-    `None` stands for an episode without one (older runs, or no state dump); such episodes are
-    counted apart. `homogeneous` is true when at most one distinct fingerprint was found, and
-    `differing_fields` names what varies between the distinct ones.
-    """
-    counts: Counter[str] = Counter()
-    without = 0
-    for fp in fingerprints:
-        if fp:
-            counts[canonical(fp)] += 1
-        else:
-            without += 1
-    distinct = [json.loads(key) for key, _ in counts.most_common()]
-    varying: set[str] = set()
-    for other in distinct[1:]:
-        varying |= differing_fields(distinct[0], other).keys()
-    return {
-        "homogeneous": len(distinct) <= 1,
-        "fingerprints": [{"episodes": counts[canonical(fp)], "fingerprint": fp} for fp in distinct],
-        "episodes_without_fingerprint": without,
-        "differing_fields": sorted(varying),
     }

@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 from runner.display import VirtualDisplay
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir, is_finished
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from scoring.verdict import Verdict
 
 

@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import ValidationError
 
-from runner.fingerprint import summarize as summarize_fingerprints
-from runner.taskcard import TaskCard
+from scoring.fingerprints import summarize as summarize_fingerprints
+from tasks.card import TaskCard
 from scoring.verdict import OracleResult, Verdict
 
 log = logging.getLogger(__name__)
@@ -358,7 +358,7 @@ def environment_section(episodes: Iterable[Episode]) -> dict[str, Any]:
 
 
 def _default_cards() -> list[TaskCard]:
-    from runner.taskcard import all_cards
+    from tasks.card import all_cards
 
     return list(all_cards())
 

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from scoring.aggregate import (LEVELS, OUTCOMES, TERMINATIONS, ResultsScan, aggregate,
                                atomic_write_text, scan_results)
 from scoring.episode_viewer import episode_page_name, write_episode_page
@@ -263,7 +263,7 @@ def _task_matrix(scores: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 # --------------------------------------------------------------------------- the report
 
 def _default_cards() -> list[TaskCard]:
-    from runner.taskcard import all_cards
+    from tasks.card import all_cards
 
     return list(all_cards())
 

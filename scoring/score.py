@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import traceback
 
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from scoring.oracles import get_oracle
 from scoring.verdict import OracleResult
 

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from runner.taskcard import TaskCard, all_cards, load_card_file
+from tasks.card import TaskCard, all_cards, load_card_file
 from scoring.registry import RegistryError, entry_for_card
 
 CARDS = list(all_cards())
@@ -63,7 +63,7 @@ def test_a_card_without_a_registry_entry_fails_naming_the_task_and_the_file() ->
 def _episode(card_id: str, subject: str, seed: int) -> tuple[str, str, int, dict, dict]:
     """Headless reference run and start-state score of one episode (run in worker processes)."""
     from runner.headless import run_reference, score_initial
-    from runner.taskcard import load_card
+    from tasks.card import load_card
 
     card = load_card(card_id)
     ref = run_reference(card, subject, seed).verdict

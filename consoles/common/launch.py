@@ -12,7 +12,7 @@ def run_console(modality: str, build: Callable, argv: list[str] | None = None) -
     """`build(card, subject_runtime, seed, width, height)` returns the ConsoleController."""
     args = console_arg_parser(f"python -m consoles.{modality}").parse_args(argv)
     from rendering.subjects import load_runtime
-    from runner.taskcard import load_card, load_card_file
+    from tasks.card import load_card, load_card_file
 
     card = load_card_file(Path(args.task)) if args.task.endswith(".json") else load_card(args.task)
     if card.modality != modality:

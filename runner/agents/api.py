@@ -26,7 +26,7 @@ import openai
 from runner.agents.base import AgentFault, Observation
 from runner.agents.prompt import PROMPT_VERSION, system_prompt, user_message
 from runner.model_cache import ModelCache, request_key
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 LOCAL_DUMMY_API_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from runner.agents.base import Observation, StepRecord
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 PROMPT_VERSION = "1"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.agents.base import AgentFault, Observation
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 DONE = json.dumps({"action": "done"})
 

@@ -5,7 +5,7 @@ import json
 
 from rendering.seeding import seeded_rng
 from runner.agents.base import Observation
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 
 class NoopAgent:

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.actions import NOMINAL_SECONDS
 from runner.agents.reference.ct import CTPlanner, Op
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from scoring.oracles import get_oracle
 from scoring.verdict import OracleResult
 

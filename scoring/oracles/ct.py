@@ -13,7 +13,7 @@ import numpy as np
 
 from rendering import ct_contrast, ct_physics
 from rendering.geometry import TableFrame, helical_time_at
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from scoring.oracles import register
 from scoring.oracles.coverage import coverage_fraction, excess_mm, union_coverage_fraction
 from scoring.registry import entry_for_card

@@ -55,7 +55,7 @@ def probe_console(modality: str, out: Path) -> list[dict]:
     from consoles.common.numeric import format_number
     from consoles.common.widgets import NumberField
     from rendering.subjects import load_runtime
-    from runner.taskcard import all_cards
+    from tasks.card import all_cards
 
     app = QtWidgets.QApplication.instance()
     # The card that shows the most: a contrast task for CT puts every field on screen.

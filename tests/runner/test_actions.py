@@ -17,7 +17,7 @@ from runner.actions import (
     nominal_duration,
     parse_action,
 )
-from runner.taskcard import ACTION_TYPES, ActionProfile
+from tasks.card import ACTION_TYPES, ActionProfile
 
 P = ActionProfile()
 S = (1280, 800)

@@ -14,7 +14,7 @@ from runner.agents.api import ApiAgent, is_local_url
 from runner.agents.base import AgentFault, Observation, StepRecord
 from runner.agents.prompt import system_prompt, user_message
 from runner.model_cache import ModelCache
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 try:
     from tests.runner.fake_openai_server import (

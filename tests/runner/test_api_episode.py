@@ -8,7 +8,7 @@ import json
 from runner.agents.api import ApiAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
-from runner.taskcard import load_card
+from tasks.card import load_card
 from tests.runner.fake_openai_server import fake_openai, rate_limit, server_error, slow
 
 TASK = "ct_ui_smoke_routine"

@@ -12,7 +12,7 @@ from runner.agents.reference import ReferenceAgent
 from runner.agents.reference.ct import CTReferenceSolver
 from runner.agents.simple import NoopAgent
 from runner.episode import EpisodeSpec, run_episode
-from runner.taskcard import load_card
+from tasks.card import load_card
 
 pytestmark = pytest.mark.display
 

@@ -10,7 +10,7 @@ from runner.agents.reference import ReferenceAgent
 from runner.doctor import GOLDEN_PATH, REPRODUCED, run_doctor
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
-from runner.taskcard import load_card
+from tasks.card import load_card
 from scoring.aggregate import score_command
 from tests.conftest import require_console
 

@@ -12,7 +12,7 @@ from runner.agents.reference import ReferenceAgent
 from runner.agents.simple import NoopAgent, RandomAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
-from runner.taskcard import load_card
+from tasks.card import load_card
 from tests.conftest import descendants_alive
 
 TASK = "ct_ui_smoke_routine"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from runner.doctor import REPRODUCED, compare, verdict_text
 from runner.fingerprint import _decode_xorg_release, differing_fields, runner_fingerprint, summarize
-from runner.taskcard import Budgets, TaskCard
+from tasks.card import Budgets, TaskCard
 from scoring.aggregate import score_command
 from scoring.verdict import Verdict
 

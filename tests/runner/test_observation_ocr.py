@@ -15,7 +15,7 @@ from consoles.common.numeric import format_number
 from runner.agents.reference import ReferenceAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
-from runner.taskcard import load_card
+from tasks.card import load_card
 from tests.conftest import require_console
 from tests.ocr import field_readings, first_reading, numbers, readings, require_tesseract
 

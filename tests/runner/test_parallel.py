@@ -17,7 +17,7 @@ from runner.agents import make_agent
 from runner.agents.base import AgentFault
 from runner.parallel import RetryBook, _ours, descendants, pid_alive, run_parallel
 from runner.run import Progress
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
@@ -143,7 +143,7 @@ class ProcessWatcher:
 
 def _specs(seeds, task: str = TASK):
     from runner.episode import EpisodeSpec
-    from runner.taskcard import load_card
+    from tasks.card import load_card
 
     return [EpisodeSpec(load_card(task), "dev", k) for k in seeds]
 

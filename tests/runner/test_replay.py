@@ -9,7 +9,7 @@ import pytest
 from runner.agents import make_agent
 from runner.agents.base import AgentFault, Observation
 from runner.agents.replay import DONE, ReplayAgent, find_receipts, load_receipts, replay_text
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
@@ -111,7 +111,7 @@ def test_replaying_a_reference_run_reproduces_verdict_and_screenshots(tmp_path):
     from runner.display import VirtualDisplay
     from runner.episode import EpisodeSpec, run_episode
     from runner.results import episode_dir
-    from runner.taskcard import load_card
+    from tasks.card import load_card
 
     spec = EpisodeSpec(load_card(TASK), "dev", 0)
     w, h = spec.card.observation.width, spec.card.observation.height

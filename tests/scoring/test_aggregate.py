@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.taskcard import Budgets, TaskCard
+from tasks.card import Budgets, TaskCard
 from scoring.aggregate import (aggregate, collect, rescore, scan_results, score_command, stats,
                                weighted_score)
 from scoring.verdict import OracleResult, Verdict

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from rendering import ct_contrast
-from runner.taskcard import load_card
+from tasks.card import load_card
 from scoring.oracles import get_oracle
 from scoring.oracles import ct as O
 from scoring.subject_oracle import load_oracle

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from runner.taskcard import Budgets, TaskCard
+from tasks.card import Budgets, TaskCard
 from scoring.episode_viewer import episode_frames, episode_page_name
 from scoring.report import write_report
 from scoring.verdict import Verdict

@@ -1,7 +1,7 @@
 """score_episode: oracle faults and subject-version mismatches become INVALID, never FAIL."""
 from __future__ import annotations
 
-from runner.taskcard import load_card
+from tasks.card import load_card
 from scoring.score import score_episode
 from scoring.subject_oracle import load_oracle
 

@@ -1,7 +1,7 @@
 """Privileged reference solvers: read state, geometry and the subject oracle; act only via X input."""
 from __future__ import annotations
 
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 
 
 class ReferenceAgent:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rendering.geometry import TableFrame
-from runner.taskcard import TaskCard
+from tasks.card import TaskCard
 from scoring.registry import entry_for_card
 from scoring.registry.ct import (DOSE_TARGET_FRACTION, HEIGHT_TOLERANCE_MM, POSITION_TOLERANCE_MM,
                                  RECOVERY_OVERLAP_MM, CTTask)

@@ -1,0 +1,128 @@
+"""The one step engine: start a console on a card, then parse -> inject -> settle -> receipt per step.
+
+`run_episode` (runner/episode.py) and the gymnasium env (runner/env.py) both drive episodes through
+`StepEngine`, so their receipts are made in one place and cannot drift apart. What differs between them
+(who produces the action text, where screenshots go, how faults end the episode) stays with the caller.
+
+The engine writes the exact validated card it was given to `card_path` and hands that file to the
+console, so a card loaded from another folder or edited in memory is the card the console runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runner.actions import ParseResult, ParserState, nominal_duration, parse_action
+from runner.capture import ScreenCapture
+from runner.console_process import ConsoleProcess
+from runner.display import VirtualDisplay
+from runner.xinput import open_input
+from tasks.card import TaskCard, write_card
+
+POINTER_HOME = (4, 4)  # where the pointer starts every episode (top-left corner, over no control)
+RECEIPT_KEYS = ("step", "sim_time", "raw", "action", "repairs", "status", "feedback", "screenshot")
+
+
+def screenshot_name(step: int) -> str:
+    """The file name of the screen the agent saw before step `step` (step_000.png, ...)."""
+    return f"step_{step:03d}.png"
+
+
+def make_receipt(step: int, sim_time: float, raw: Any, action: dict[str, Any] | None, repairs, status: str,
+                 feedback: str, model_call: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One receipts.jsonl line; `model_call` (the agent's last model call, if any) is added when given."""
+    r = {"step": step, "sim_time": sim_time, "raw": raw, "action": action, "repairs": list(repairs),
+         "status": status, "feedback": feedback, "screenshot": screenshot_name(step)}
+    if model_call:
+        r["model_call"] = dict(model_call)
+    return r
+
+
+@dataclass
+class StepResult:
+    """What one step did: its receipt and the parse result behind it."""
+
+    receipt: dict[str, Any]
+    parsed: ParseResult
+
+    @property
+    def executed(self) -> bool:
+        return self.receipt["status"] == "executed"
+
+    @property
+    def done(self) -> bool:
+        """The agent said `done` (and it was accepted): the episode ends."""
+        return self.parsed.ok and self.parsed.action.type == "done"
+
+
+class StepEngine:
+    """One live episode on one display: the console process, X input, screen capture, sim clock."""
+
+    def __init__(self, card: TaskCard, subject: str, seed: int, display: VirtualDisplay, card_path: Path, *,
+                 coord_scale: str = "pixels", log_path: Path | None = None,
+                 console_env: dict[str, str] | None = None, control_timeout_s: float | None = None) -> None:
+        self.card = write_card(card, card_path)  # validated; what the console will read
+        self.subject, self.seed, self.display = subject, seed, display
+        self.coord_scale = coord_scale
+        self.screen = (self.card.observation.width, self.card.observation.height)
+        self.console = ConsoleProcess(display, self.card.modality, str(card_path), subject, seed,
+                                      log_path=log_path, extra_env=console_env, timeout_s=control_timeout_s)
+        self.sim_time = 0.0
+        self._inp = self._cap = None
+        self._parser = ParserState(pointer=POINTER_HOME)
+
+    def start(self) -> float:
+        """Launch the console, open input and capture, home the pointer, settle; returns the sim time."""
+        try:
+            self.console.start()
+            self._inp = open_input(self.display.name)
+            self._cap = ScreenCapture(self.display.name)
+            self._inp.home(self.console.hello["window_id"], POINTER_HOME)
+            self.sim_time = self.console.settle(0.0)
+        except BaseException:
+            self.close()
+            raise
+        return self.sim_time
+
+    def observe(self) -> np.ndarray:
+        """The screen now, (H, W, 3) uint8 (a view of the capture buffer: copy it to keep it)."""
+        return self._cap.grab_rgb()
+
+    def step(self, step: int, raw: Any, model_call: dict[str, Any] | None = None) -> StepResult:
+        """Parse `raw`, inject it, let the console settle for its nominal duration; returns the receipt.
+
+        A malformed or disallowed action is rejected (no input, no clock advance) with feedback. Console
+        faults (ConsoleFault) propagate: the caller decides how the episode ends.
+        """
+        res = parse_action(raw, self.card.action_profile, self.screen, coord_scale=self.coord_scale,
+                           state=self._parser)
+        if res.ok:
+            a = res.action
+            if a.type != "done":
+                self._inp.perform(a)
+                self._parser.observe(a)
+            self.sim_time = self.console.settle(nominal_duration(a))
+            status, feedback = "executed", "done: episode ends" if a.type == "done" else "executed"
+        else:
+            status, feedback = "rejected", res.error or "rejected"
+        action = res.action.to_dict() if res.ok else None
+        receipt = make_receipt(step, self.sim_time, raw, action, res.repairs, status, feedback, model_call)
+        return StepResult(receipt, res)
+
+    def state(self) -> dict[str, Any]:
+        """The console's state dump."""
+        return self.console.state()
+
+    def close(self) -> None:
+        """Close capture and input, stop the console; safe to call more than once."""
+        for closer in (self._cap, self._inp):
+            try:
+                if closer is not None:
+                    closer.close()
+            except Exception:  # noqa: BLE001 - teardown goes on whatever one part says
+                pass
+        self._cap = self._inp = None
+        self.console.stop()

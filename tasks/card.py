@@ -1,0 +1,405 @@
+"""The task-card contract: the agent-visible definition of one task (tasks/<modality>/<id>/task.json).
+
+A card holds what the agent is told and what the runner needs; never thresholds or answers. It is a
+union discriminated on `modality`: each modality's card types its `initial_state` and `perturbations`
+with exactly the keys that modality's console reads, so a misspelled key is a load error naming the
+card file and the key instead of a silent default. Loading validates the card and names the offending
+field on error.
+
+This module is the bottom layer of the package graph: it imports nothing else of ours, so consoles,
+scoring and the runner can all depend on it.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError,
+                      field_validator, model_serializer)
+
+Modality = Literal["ct", "mr", "us"]
+MODALITIES: tuple[str, ...] = ("ct", "mr", "us")
+ACTION_TYPES = ("click", "double_click", "drag", "scroll", "move", "type", "key", "wait", "done")
+SHIPPED_CARD_NAME = "task.json"  # a shipped card lives in tasks/<modality>/<id>/task.json
+
+
+class TaskCardError(ValueError):
+    """A task card that is missing, unreadable or invalid."""
+
+
+class ObservationProfile(BaseModel):
+    """The screen the agent sees."""
+
+    model_config = ConfigDict(extra="forbid")
+    width: int = Field(1280, ge=320, le=3840)
+    height: int = Field(800, ge=240, le=2160)
+    format: Literal["png"] = "png"
+
+
+class ActionProfile(BaseModel):
+    """Which actions and keys an agent may use, and the bounds on them."""
+
+    model_config = ConfigDict(extra="forbid")
+    allowed_actions: list[str] = Field(default_factory=lambda: list(ACTION_TYPES))
+    allowed_keys: list[str] = Field(
+        default_factory=lambda: ["Enter", "Tab", "Escape", "BackSpace", "Delete", "Up", "Down",
+                                 "Left", "Right", "Home", "End", "Page_Up", "Page_Down", "ctrl+a"]
+    )
+    max_text_length: int = Field(32, ge=1, le=1024)
+    max_wait_seconds: float = Field(60.0, gt=0, le=600)
+
+    @field_validator("allowed_actions")
+    @classmethod
+    def _known_actions(cls, v: list[str]) -> list[str]:
+        unknown = [a for a in v if a not in ACTION_TYPES]
+        if unknown:
+            raise ValueError(f"unknown action types {unknown}; known: {list(ACTION_TYPES)}")
+        return v
+
+
+class Budgets(BaseModel):
+    """Limits of one episode."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_steps: int = Field(..., ge=1, le=1000)
+
+
+# ---- console inputs: initial state and perturbation ranges, typed per modality ----------------------
+class ConsoleInputs(BaseModel, Mapping):
+    """Keys a console reads from the card; unknown keys are an error (extra="forbid").
+
+    Every field is optional and None means "not given": the console applies its own default. The
+    model reads like a plain read-only mapping of the keys the card gives (values as JSON: lists,
+    dicts, numbers, strings), and that is what consoles receive (``dict(card.perturbations)``), so a
+    console's code and its seeded draws do not depend on these classes.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_serializer(mode="wrap")
+    def _given_keys_only(self, handler) -> dict[str, Any]:
+        # keys not given stay absent (not null), so a written card reads back exactly as it was
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The keys the card gives, as plain JSON values."""
+        return self.model_dump(mode="json")
+
+    # Mapping protocol over as_dict(): dict(inputs), inputs.get(k), `k in inputs`, bool(inputs)
+    def __getitem__(self, key: str) -> Any:
+        return self.as_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override] - keys, as a Mapping iterates
+        return iter(self.as_dict())
+
+    def __len__(self) -> int:
+        return len(self.as_dict())
+
+    def keys(self):  # noqa: D102 - Mapping.keys; dict(x) calls it
+        return self.as_dict().keys()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self.as_dict() == dict(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _range(lo_min: float | None = None):
+    """A [lo, hi] uniform range with lo <= hi (and lo >= lo_min when given)."""
+
+    def check(v: tuple[float, float]) -> tuple[float, float]:
+        lo, hi = v
+        if lo > hi:
+            raise ValueError(f"range [{lo}, {hi}] has lo > hi")
+        if lo_min is not None and lo < lo_min:
+            raise ValueError(f"range [{lo}, {hi}] must not go below {lo_min} (a magnitude)")
+        return v
+
+    return check
+
+
+Range = tuple[float, float]
+
+
+class CTPriorExam(BaseModel):
+    """An earlier series of the exam that clipped one end of the organ (recovery tasks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    protocol: str
+    labels: list[str] = Field(..., min_length=1)
+    margin_mm: float | None = Field(None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _given_keys_only(self, handler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class CTInitialState(ConsoleInputs):
+    """What the CT console starts with (consoles/ct/model.py: CTModel.__init__)."""
+
+    protocol: str | None = None
+    start_page: Literal["planning", "review", "bolus"] | None = None
+    ctdi_limit_mgy: float | None = Field(None, gt=0)
+    prior_exam: CTPriorExam | None = None
+
+
+class CTPerturbations(ConsoleInputs):
+    """Seeded perturbation ranges the CT console draws from (CTModel.__init__ and _load_prior_exam).
+
+    `<name>_mm: [lo, hi]` draws uniformly; `<name>_abs_mm: [lo, hi]` draws a magnitude with a random sign.
+    """
+
+    patient_shift_mm: Range | None = None
+    patient_shift_abs_mm: Range | None = None
+    table_height_offset_mm: Range | None = None
+    table_height_offset_abs_mm: Range | None = None
+    heart_rate_bpm: Range | None = None
+    ctdi_limit_mgy: Range | None = None
+    prior_clip_end: list[Literal["top", "bottom"]] | None = Field(None, min_length=1)
+    prior_clip_mm: Range | None = None
+
+    @field_validator("patient_shift_mm", "table_height_offset_mm")
+    @classmethod
+    def _signed(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range()(v)
+
+    @field_validator("patient_shift_abs_mm", "table_height_offset_abs_mm", "heart_rate_bpm",
+                     "ctdi_limit_mgy", "prior_clip_mm")
+    @classmethod
+    def _magnitude(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range(0.0)(v)
+
+
+class MRInitialState(ConsoleInputs):
+    """No MR console exists yet: no keys are accepted."""
+
+
+class MRPerturbations(ConsoleInputs):
+    """No MR console exists yet: no keys are accepted."""
+
+
+class USInitialState(ConsoleInputs):
+    """No ultrasound console exists yet: no keys are accepted."""
+
+
+class USPerturbations(ConsoleInputs):
+    """No ultrasound console exists yet: no keys are accepted."""
+
+
+# ---- the card -----------------------------------------------------------------------------------
+class TaskCard(BaseModel):
+    """One task card; the common fields of every modality's card.
+
+    ``TaskCard(**fields)`` and ``TaskCard.model_validate(data)`` build the card class of the given
+    modality (CTCard, MRCard, USCard). `source` is the file the card was read from (None for a card
+    built or edited in memory); the runner never uses it to find the card: it writes the card it holds.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(..., pattern=r"^[A-Za-z0-9_]+$")
+    version: str
+    modality: Modality
+    level: int = Field(..., ge=0, le=6)
+    title: str
+    goal: str = Field(..., min_length=10)
+    budgets: Budgets
+    observation: ObservationProfile = Field(default_factory=ObservationProfile)
+    action_profile: ActionProfile = Field(default_factory=ActionProfile)
+    initial_state: ConsoleInputs = Field(default_factory=ConsoleInputs)
+    perturbations: ConsoleInputs = Field(default_factory=ConsoleInputs)
+    oracle: str = Field(..., description="name of the oracle family in scoring.oracles")
+    workflow_stages: list[str] = Field(default_factory=list)
+
+    _source: Path | None = PrivateAttr(default=None)
+    _by_modality: ClassVar[dict[str, type["TaskCard"]]] = {}
+
+    def __new__(cls, *args: Any, **data: Any) -> "TaskCard":
+        # The base class dispatches on modality so TaskCard(modality="ct", ...) is a CTCard.
+        if cls is TaskCard:
+            cls = TaskCard._by_modality.get(data.get("modality"), TaskCard)
+        return super().__new__(cls)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kw: Any) -> "TaskCard":  # type: ignore[override]
+        """Validate `obj` into the card class of its modality (when called on TaskCard itself)."""
+        if cls is TaskCard:
+            return CARD_ADAPTER.validate_python(obj, **kw)
+        return super().model_validate(obj, **kw)
+
+    @property
+    def source(self) -> Path | None:
+        """The task.json this card was read from, or None if it was built or edited in memory."""
+        return self._source
+
+    @property
+    def path(self) -> Path:
+        """The file this card was read from; an error for a card built or edited in memory."""
+        if self._source is None:
+            raise TaskCardError(f"task card {self.id!r} was built or edited in memory and has no file; "
+                                "write it with write_card() to hand it to a console")
+        return self._source
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> "TaskCard":
+        """A copy; an edited copy (`update`) no longer claims the source file of the original."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy._source = None
+        return copy
+
+    def __eq__(self, other: object) -> bool:
+        # a card is its content: where it was read from does not make it another card
+        if not isinstance(other, TaskCard):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> str:
+        """The card as JSON text (what write_card writes; reads back equal)."""
+        return json.dumps(self.model_dump(mode="json"), indent=2) + "\n"
+
+
+class CTCard(TaskCard):
+    """A CT task card."""
+
+    modality: Literal["ct"]
+    initial_state: CTInitialState = Field(default_factory=CTInitialState)
+    perturbations: CTPerturbations = Field(default_factory=CTPerturbations)
+
+
+class MRCard(TaskCard):
+    """An MR task card."""
+
+    modality: Literal["mr"]
+    initial_state: MRInitialState = Field(default_factory=MRInitialState)
+    perturbations: MRPerturbations = Field(default_factory=MRPerturbations)
+
+
+class USCard(TaskCard):
+    """An ultrasound task card."""
+
+    modality: Literal["us"]
+    initial_state: USInitialState = Field(default_factory=USInitialState)
+    perturbations: USPerturbations = Field(default_factory=USPerturbations)
+
+
+TaskCard._by_modality.update({"ct": CTCard, "mr": MRCard, "us": USCard})
+AnyCard = Annotated[Union[CTCard, MRCard, USCard], Field(discriminator="modality")]
+CARD_ADAPTER: TypeAdapter = TypeAdapter(AnyCard)
+
+
+# ---- validation and loading ----------------------------------------------------------------------
+def _describe(exc: ValidationError) -> str:
+    """One line per problem: the dotted field path and what is wrong (unknown keys named as such)."""
+    problems = []
+    for e in exc.errors():
+        loc = [str(p) for p in e["loc"]]
+        if loc and loc[0] in MODALITIES:  # the union's tag: not a field of the card
+            loc = loc[1:]
+        if e["type"] == "extra_forbidden" and loc:
+            where = ".".join(loc[:-1]) or "the card"
+            problems.append(f"unknown key {loc[-1]!r} in {where}")
+        elif e["type"] == "union_tag_invalid":
+            problems.append(f"modality: {e['input']!r} is not one of {list(MODALITIES)}")
+        else:
+            problems.append(f"{'.'.join(loc) or '<root>'}: {e['msg']}")
+    return "; ".join(problems)
+
+
+def parse_card(data: Any, where: str = "<memory>") -> TaskCard:
+    """Validate card data (a dict, or a card) into the card class of its modality."""
+    if isinstance(data, TaskCard):
+        data = data.model_dump(mode="json", warnings=False)
+    try:
+        return CARD_ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise TaskCardError(f"task card {where} is invalid: {_describe(exc)}") from exc
+
+
+def load_card_file(path: Path) -> TaskCard:
+    """Load and validate one card file; errors name the file and the field.
+
+    A shipped card (task.json) must sit in a folder named after its id; any other file name (e.g. an
+    episode's card.json) may sit anywhere.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise TaskCardError(f"task card not found: {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise TaskCardError(f"task card {path} is not valid JSON: {exc}") from exc
+    card = parse_card(data, str(path))
+    if path.name == SHIPPED_CARD_NAME and card.id != path.parent.name:
+        raise TaskCardError(f"task card {path}: id {card.id!r} does not match its folder name")
+    card._source = path
+    return card
+
+
+def write_card(card: TaskCard, path: Path) -> TaskCard:
+    """Validate `card` (it may have been edited in memory) and write it to `path` atomically.
+
+    Returns the validated card as read from `path`: what a console given that file runs.
+    """
+    checked = parse_card(card, f"{card.id!r} (in memory)")
+    path = Path(path)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(checked.to_json())
+    os.replace(tmp, path)
+    checked._source = path
+    return checked
+
+
+def tasks_root() -> Path:
+    """Folder holding the shipped task cards (package data of `tasks`)."""
+    return Path(str(resources.files("tasks")))
+
+
+def shipped_card_path(root: Path, modality: str, task_id: str) -> Path:
+    """Where the card `task_id` of `modality` lives under a tasks folder."""
+    return Path(root) / modality / task_id / SHIPPED_CARD_NAME
+
+
+def cards_in(root: Path) -> tuple[TaskCard, ...]:
+    """Every card under a tasks folder (<root>/<modality>/<id>/task.json), sorted by modality then id."""
+    cards = [load_card_file(p) for p in sorted(Path(root).glob(f"*/*/{SHIPPED_CARD_NAME}"))]
+    for c in cards:
+        if c.source is not None and c.source.parent.parent.name != c.modality:
+            raise TaskCardError(f"task card {c.source}: modality {c.modality!r} does not match its folder "
+                                f"{c.source.parent.parent.name!r}")
+    return tuple(sorted(cards, key=lambda c: (c.modality, c.id)))
+
+
+@lru_cache(maxsize=None)
+def all_cards() -> tuple[TaskCard, ...]:
+    """Every shipped card, sorted by modality then id."""
+    return cards_in(tasks_root())
+
+
+def load_card(task_id: str) -> TaskCard:
+    """The shipped card with this id."""
+    for card in all_cards():
+        if card.id == task_id:
+            return card
+    known = ", ".join(c.id for c in all_cards())
+    raise TaskCardError(f"unknown task {task_id!r}; known tasks: {known}")
+
+
+def select_cards(spec: str) -> list[TaskCard]:
+    """Resolve a --tasks value: 'all', a modality ('ct', 'mr', 'us') or comma-separated ids."""
+    cards = list(all_cards())
+    if spec == "all":
+        return cards
+    if spec in MODALITIES:
+        chosen = [c for c in cards if c.modality == spec]
+        if not chosen:
+            raise TaskCardError(f"no tasks exist yet for modality {spec!r}")
+        return chosen
+    return [load_card(t.strip()) for t in spec.split(",") if t.strip()]
