@@ -109,6 +109,20 @@ _LABEL_TISSUE: dict[str, tuple[str, dict]] = {
 }
 
 
+#: MR: labels holding moving blood (base tissue "blood"). Spin-echo sequences show them as flow
+#: voids; a label-level fact kept beside the table so the bundle's table format stays unchanged.
+MR_FLOWING_BLOOD: frozenset[str] = frozenset(n for n, (base, _) in _LABEL_TISSUE.items() if base == "blood")
+
+
+def mr_flowing_blood_mask(label_names: dict[int, str], n_labels: int) -> np.ndarray:
+    """bool (n_labels,): which label values hold flowing blood (MR flow voids)."""
+    m = np.zeros(n_labels, bool)
+    for k, name in label_names.items():
+        if 0 <= int(k) < n_labels and name in MR_FLOWING_BLOOD:
+            m[int(k)] = True
+    return m
+
+
 @dataclass
 class TissueTable:
     """Per-label property arrays (index = label value) plus the compartment names."""
