@@ -46,7 +46,7 @@ class ConsoleControlView:
 
 def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDisplay, *,
                 coord_scale: str = "pixels", console_env: dict[str, str] | None = None,
-                png_compress_level: int = 3, control_timeout_s: float | None = None) -> Verdict:
+                png_compress_level: int | None = None, control_timeout_s: float | None = None) -> Verdict:
     """Run (or skip, if already finished) one episode and return its verdict."""
     card = spec.card
     final_dir = results.episode_dir(out_root, agent.name, card.id, spec.subject, spec.seed)
