@@ -4,8 +4,9 @@ Two halves make one flat dict (fonts nested as {path: sha256}):
 
 - console side (consoles/common/environment.py, inside the console process): python, qt, pyside6,
   vtk, numpy, gl_vendor, gl_renderer, gl_version, fonts;
-- runner side (`runner_fingerprint` here): xvfb (the X server that drew the screen), pillow, zlib
-  and zlib_ng (the PNG encoder), mss (the capture).
+- runner side (`runner_fingerprint` here): xvfb (the X server that drew the screen), imagecodecs,
+  libpng and png_zlib (the PNG encoder of runner/capture.py: its package, its libpng, and the system
+  zlib that libpng links), mss (the capture).
 
 Episodes carry it in state.json under provenance.environment. Nothing here imports Qt or VTK.
 """
@@ -84,15 +85,13 @@ def xvfb_version(display_name: str | None = None) -> str:
 
 
 def runner_fingerprint(display_name: str | None = None) -> dict[str, Any]:
-    """The runner side of the fingerprint: X server, PNG encoder (Pillow and its zlib), capture (mss)."""
+    """The runner side of the fingerprint: X server, PNG encoder (imagecodecs, libpng, zlib), capture (mss)."""
     import mss
-    import PIL
-    from PIL import features
+
+    from runner.capture import encoder_versions
 
     return {
         "xvfb": xvfb_version(display_name),
-        "pillow": PIL.__version__,
-        "zlib": features.version("zlib"),
-        "zlib_ng": features.version("zlib_ng") if "zlib_ng" in features.features else None,
+        **encoder_versions(),
         "mss": getattr(mss, "__version__", "unknown"),
     }

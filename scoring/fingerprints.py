@@ -9,7 +9,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 # Which component a field belongs to, so a difference can be attributed.
-ENCODER_FIELDS = ("pillow", "zlib", "zlib_ng")
+# pillow, zlib and zlib_ng: the encoder of results written before imagecodecs replaced Pillow (issue 14)
+ENCODER_FIELDS = ("imagecodecs", "libpng", "png_zlib", "pillow", "zlib", "zlib_ng")
 CAPTURE_FIELDS = ("mss",)
 RENDER_FIELDS = ("python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version",
                  "fonts", "xvfb")

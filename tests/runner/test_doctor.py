@@ -15,7 +15,7 @@ from scoring.aggregate import score_command
 from tests.conftest import require_console
 
 CONSOLE_FIELDS = {"python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version", "fonts"}
-RUNNER_FIELDS = {"xvfb", "pillow", "zlib", "zlib_ng", "mss"}
+RUNNER_FIELDS = {"xvfb", "imagecodecs", "libpng", "png_zlib", "mss"}
 REGENERATE = ("if the consoles' look changed on purpose, regenerate the golden file: "
               ".venv/bin/medimageos doctor --write-golden")
 
@@ -43,16 +43,16 @@ def test_doctor_reports_a_tampered_golden_file(tmp_path):
     images["step_005.png"]["rgb"] = "0" * 64  # the golden machine drew other pixels here
     images["step_006.png"]["png"] = "0" * 64  # same pixels, other PNG bytes
     golden["fingerprint"]["vtk"] = "9.3.0"
-    golden["fingerprint"]["pillow"] = "10.0.0"
+    golden["fingerprint"]["imagecodecs"] = "2024.1.1"
     tampered = tmp_path / "golden.json"
     tampered.write_text(json.dumps(golden))
     rc, out = _doctor(tmp_path, tampered)
     assert rc == 1, out
     assert f"episode {key}: pixels differ in 1 of" in out and "(first: step_005.png)" in out
     assert "PNG bytes differ with identical pixels in 1 of" in out
-    assert "vtk '9.3.0' -> " in out and "pillow '10.0.0' -> " in out
+    assert "vtk '9.3.0' -> " in out and "imagecodecs '2024.1.1' -> " in out
     assert "verdict: this machine does NOT reproduce" in out
-    assert "rendering (Qt/VTK/GL/fonts/Xvfb)" in out and "the PNG encoder (Pillow/zlib)" in out
+    assert "rendering (Qt/VTK/GL/fonts/Xvfb)" in out and "the PNG encoder (imagecodecs/libpng/zlib)" in out
     assert "ok    episode reference/ct_ui_smoke_routine/dev/seed0" in out
 
 
