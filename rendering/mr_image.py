@@ -47,9 +47,13 @@ LOCALIZER_MATRIX = 256
 LOCALIZER_THICKNESS_MM = 8.0
 
 _CACHE_SIZE = 4  # signal volumes kept (33 MB each for the 2 mm procedural subjects)
+# Half of a torso image is air, whose signal is exactly 0. Blocks of 4^3 voxels record where signal
+# exists, so only pixels that can see some are interpolated (same bytes, about half the work).
+_BLOCK = 4
 _lock = threading.Lock()
 _volumes: "OrderedDict[tuple, tuple[np.ndarray, np.ndarray]]" = OrderedDict()
 _shading: "OrderedDict[int, tuple[np.ndarray, np.ndarray]]" = OrderedDict()
+_support: "OrderedDict[tuple[int, int], tuple[np.ndarray, np.ndarray]]" = OrderedDict()
 
 
 # ---- geometry ---------------------------------------------------------------------------------------
@@ -244,6 +248,7 @@ def clear_cache() -> None:
     with _lock:
         _volumes.clear()
         _shading.clear()
+        _support.clear()
 
 
 def subplane_offsets_mm(thickness_mm: float, voxel_mm: float) -> np.ndarray:
@@ -256,19 +261,66 @@ def subplane_offsets_mm(thickness_mm: float, voxel_mm: float) -> np.ndarray:
     return -thickness_mm / 2.0 + (np.arange(m) + 0.5) * thickness_mm / m
 
 
-def _sample_slice(volume: np.ndarray, subject: Any, grid: ResliceGrid, thickness_mm: float) -> np.ndarray:
-    """Noise-free slice: mean of linearly interpolated sub-planes across the thickness."""
+def _support_blocks(volume: np.ndarray, radius: int) -> np.ndarray:
+    """bool blocks (padded by `radius` blocks on every side): True where a block or one within
+    `radius` blocks (Chebyshev) holds non-zero signal. Cached per signal volume and radius."""
+    key = (id(volume), radius)
+    with _lock:
+        hit = _support.get(key)
+        if hit is not None and hit[0] is volume:
+            return hit[1]
+    from scipy import ndimage
+
+    b = _BLOCK
+    nz = volume != 0
+    pads = [(0, (-n) % b) for n in nz.shape]
+    nz = np.pad(nz, pads)
+    occ = nz.reshape(nz.shape[0] // b, b, nz.shape[1] // b, b, nz.shape[2] // b, b).any(axis=(1, 3, 5))
+    occ = np.pad(occ, radius)
+    if radius > 0:
+        occ = ndimage.maximum_filter(occ, size=2 * radius + 1, mode="constant", cval=False)
+    with _lock:
+        _support[key] = (volume, occ)
+        while len(_support) > 2 * _CACHE_SIZE:
+            _support.popitem(last=False)
+    return occ
+
+
+def _sample_slice(volume: np.ndarray, subject: Any, grid: ResliceGrid, thickness_mm: float,
+                  skip_empty: bool = True) -> np.ndarray:
+    """Noise-free slice: mean of linearly interpolated sub-planes across the thickness.
+
+    With `skip_empty`, pixels whose sub-plane samples cannot reach a non-zero voxel are left at 0
+    without interpolating them; the result is byte-identical to interpolating every pixel."""
     from scipy import ndimage
 
     spacing = np.asarray(subject.spacing_mm, float)
     idx = reslice_indices(grid, subject.origin_mm, spacing)  # (3, rows, cols), (k, j, i) order
     offs = subplane_offsets_mm(thickness_mm, float(spacing.min()))
     step = (grid.pose.normal / spacing)[::-1]  # voxel index change per mm along the normal
-    coords = idx[:, None] + step[:, None, None, None] * offs[None, :, None, None]
+    base = idx.reshape(3, -1)
+    sel: np.ndarray | None = None
+    if skip_empty:
+        # A sample within |w| <= thickness/2 of the centre-plane pixel reads voxels at most
+        # reach voxels away (+ sqrt(3) for the trilinear neighbourhood); dilate the blocks that far.
+        reach = float(np.max(np.abs(offs)) / spacing.min()) + math.sqrt(3.0)
+        radius = int(math.ceil(reach / _BLOCK))
+        occ = _support_blocks(volume, radius)
+        blk = np.floor(base / _BLOCK).astype(np.int64) + radius
+        inside = np.all((blk >= 0) & (blk < np.asarray(occ.shape)[:, None]), axis=0)
+        sel = np.flatnonzero(inside)
+        sel = sel[occ[blk[0, sel], blk[1, sel], blk[2, sel]]]
+        base = base[:, sel]
+    coords = base[:, None, :] + step[:, None, None] * offs[None, :, None]
     # order=1 needs no spline prefilter: sampling the float32 volume directly keeps it a few ms per plane.
     planes = ndimage.map_coordinates(volume, coords, order=1, mode="constant", cval=0.0,
                                      output=np.float32, prefilter=False)
-    return planes.mean(axis=0, dtype=np.float32) if len(offs) > 1 else planes[0]
+    vals = planes.mean(axis=0, dtype=np.float32) if len(offs) > 1 else planes[0]
+    if sel is None:
+        return vals.reshape(grid.shape)
+    out = np.zeros(grid.shape[0] * grid.shape[1], np.float32)
+    out[sel] = vals
+    return out.reshape(grid.shape)
 
 
 def _rng(subject: Any, seed: Any) -> np.random.Generator:

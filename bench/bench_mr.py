@@ -1,0 +1,86 @@
+"""Benchmark MR image formation (no Qt): the 3-plane localizer and a 20-slice 256x256 series (median ms).
+
+    .venv/bin/python bench/bench_mr.py [--subject dev] [--repeats 15] [--json]
+
+Targets (issue 10): localizer (3 planes) <= 60 ms, 20-slice 256x256 series <= 200 ms, medians.
+"warm" runs reuse the cached signal volume of the sequence (what the console does for every series
+after the first with the same contrast); "cold" includes computing it (first series of a contrast).
+The series is a transverse-oblique T2 HASTE stack of 6 mm slices (3 sub-planes each), 360 mm FOV.
+The machine's load average is printed: other processes share the cores, so compare medians with it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _times_ms(fn, repeats: int, before=None) -> tuple[list[float], list[float]]:
+    """Wall and CPU (this process) milliseconds per run: under load, CPU time shows our own cost."""
+    wall, cpu = [], []
+    for _ in range(repeats):
+        if before is not None:
+            before()
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(1000 * (time.perf_counter() - t))
+        cpu.append(1000 * (time.process_time() - c))
+    return wall, cpu
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--subject", default="dev")
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.repeats < 10:
+        ap.error("--repeats must be >= 10 (medians over at least 10 runs)")
+    from rendering import mr_image as MI
+    from rendering.mr_physics import PRESETS
+    from rendering.subjects import load_runtime
+
+    rt = load_runtime(args.subject)
+    iso = (0.0, -120.0, -150.0)
+    group = MI.SliceGroup.from_normal((0.0, -120.0, -250.0), (0.0, 0.25, 1.0), 10.0, fov_read_mm=360.0,
+                                      fov_phase_mm=360.0, matrix_read=256, thickness_mm=6.0, gap_mm=1.0,
+                                      n_slices=20)
+    haste = PRESETS["t2_haste"]
+    seeds = iter(range(10 ** 6))
+    load0 = os.getloadavg()
+
+    def localizer():
+        MI.acquire_localizer(rt, iso, seed=next(seeds))
+
+    def series():
+        MI.acquire_series(rt, group, haste, seed=next(seeds))
+
+    out: dict[str, float | str] = {}
+    localizer(), series()  # first call imports scipy.ndimage: not part of either figure
+    out["localizer_cold_ms"] = round(statistics.median(_times_ms(localizer, 3, MI.clear_cache)[0]), 1)
+    out["series_cold_ms"] = round(statistics.median(_times_ms(series, 3, MI.clear_cache)[0]), 1)
+    localizer(), series()  # warm the caches
+    for name, fn in (("localizer", localizer), ("series_20x256x256", series)):
+        wall, cpu = _times_ms(fn, args.repeats)
+        out[f"{name}_warm_median_ms"] = round(statistics.median(wall), 1)
+        out[f"{name}_warm_min_ms"] = round(min(wall), 1)
+        out[f"{name}_warm_median_cpu_ms"] = round(statistics.median(cpu), 1)
+    out["repeats"] = args.repeats
+    load1 = os.getloadavg()
+    out["load_avg_1min_before_after"] = f"{load0[0]:.2f} / {load1[0]:.2f} on {os.cpu_count()} cores"
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k:36s} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
