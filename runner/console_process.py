@@ -1,20 +1,34 @@
-"""One console process on one display: launch, handshake, privileged queries, teardown."""
+"""One console process on one display: launch, handshake, privileged queries, reset, teardown.
+
+`ConsoleKeeper` holds one worker's console between episodes: the next episode on the same modality
+and display resets it in place (the console's `reset` command) instead of launching a new process;
+any episode that did not end cleanly stops it, so the next one launches afresh.
+"""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from runner.control_client import ConsoleFault, ControlClient
 from runner.display import VirtualDisplay, _die_with_parent
 
 STARTUP_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
+REUSE_ENV = "MEDIMAGEOS_CONSOLE_REUSE"  # "0": every episode launches its own console (escape hatch)
+
+ConsoleStart = Literal["launch", "reset"]
+
+
+def reuse_default() -> bool:
+    """Whether consoles are reset in place between episodes unless a caller says otherwise."""
+    return os.environ.get(REUSE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 class ConsoleProcess:
@@ -32,6 +46,7 @@ class ConsoleProcess:
         self.proc: subprocess.Popen | None = None
         self.client = ControlClient(self.socket_path, timeout_s or REQUEST_TIMEOUT_S)
         self.hello: dict[str, Any] = {}
+        self.started_by: ConsoleStart = "launch"  # how the current episode's console began
 
     def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, Any]:
         env = self.display.env()
@@ -51,6 +66,17 @@ class ConsoleProcess:
         except BaseException:
             self.stop()
             raise
+        return self.hello
+
+    def reset(self, task: str, subject: str, seed: int) -> dict[str, Any]:
+        """Start the next episode in this process (the console's `reset`): it then shows what a
+        console launched with these arguments shows. Same handshake as `start`: reply, then a
+        settle so the first frame is on the server."""
+        reply = self.request("reset", task=task, subject=subject, seed=seed)
+        self.task, self.subject, self.seed = task, subject, seed
+        self.hello = {k: v for k, v in reply.items() if k not in ("ok", "id")}
+        self.started_by = "reset"
+        self.settle(0.0)
         return self.hello
 
     def alive(self) -> bool:
@@ -108,3 +134,108 @@ class ConsoleProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class ConsoleKeeper:
+    """One worker's console across episodes (reset in place when it can, launch when it must).
+
+    `acquire` returns a console showing the requested episode's first frame: the kept console
+    reset in place if it is alive, on the same display and modality with the same environment,
+    else a fresh launch. `release(console, clean)` keeps it only after a clean episode; any
+    fault, crash, timeout or INVALID verdict stops it (`discard`), so a console in an unknown
+    state never starts another episode. With `reuse=False` every episode launches and stops its
+    own console, exactly as before reuse existed.
+
+    The console's output goes to a log the keeper owns; each episode's part is copied to that
+    episode's log path on release.
+    """
+
+    def __init__(self, reuse: bool | None = None) -> None:
+        self.reuse = reuse_default() if reuse is None else bool(reuse)
+        self._console: ConsoleProcess | None = None
+        self._key: tuple | None = None
+        self._log_dir: str | None = None
+        self._log_mark = 0
+        self._episode_log: Path | None = None
+        self.launches = self.resets = 0
+
+    def acquire(self, display: VirtualDisplay, modality: str, task: str, subject: str, seed: int, *,
+                log_path: Path | None = None, extra_env: dict[str, str] | None = None,
+                timeout_s: float | None = None) -> ConsoleProcess:
+        """A console on `display` showing the first frame of (task, subject, seed)."""
+        if not self.reuse:
+            con = ConsoleProcess(display, modality, task, subject, seed, log_path=log_path,
+                                 extra_env=extra_env, timeout_s=timeout_s)
+            con.start()
+            self.launches += 1
+            return con
+        key = (id(display), display.name, modality, tuple(sorted((extra_env or {}).items())), timeout_s)
+        con = self._console
+        self._episode_log = log_path
+        if con is not None and self._key == key and con.alive() and display.alive():
+            self._log_mark = self._log_size()
+            try:
+                con.reset(task, subject, seed)
+                self.resets += 1
+                return con
+            except ConsoleFault:
+                pass  # a console that cannot reset is in an unknown state: launch a new one
+        self.discard()
+        self._log_dir = self._log_dir or tempfile.mkdtemp(prefix="medimageos-console-log-")
+        log = Path(self._log_dir) / "console.log"
+        log.write_bytes(b"")
+        self._log_mark = 0
+        con = ConsoleProcess(display, modality, task, subject, seed, log_path=log, extra_env=extra_env,
+                             timeout_s=timeout_s)
+        try:
+            con.start()
+        except BaseException:
+            self._copy_log()
+            raise
+        self._console, self._key = con, key
+        self.launches += 1
+        return con
+
+    def release(self, console: ConsoleProcess, clean: bool) -> None:
+        """The episode on `console` is over: keep it for the next one only if it ended `clean`."""
+        if console is not self._console:  # not kept (reuse off, or already discarded)
+            console.stop()
+            return
+        if not clean or not console.alive():
+            self.discard()
+        else:
+            self._copy_log()
+
+    def discard(self) -> None:
+        """Stop the kept console, if any (the next episode launches afresh)."""
+        con, self._console, self._key = self._console, None, None
+        if con is not None:
+            con.stop()
+            self._copy_log()
+
+    def close(self) -> None:
+        """Stop the kept console and remove the keeper's log."""
+        self.discard()
+        if self._log_dir is not None:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+            self._log_dir = None
+
+    def _log_size(self) -> int:
+        try:
+            return (Path(self._log_dir) / "console.log").stat().st_size if self._log_dir else 0
+        except OSError:
+            return 0
+
+    def _copy_log(self) -> None:
+        """The console output since the episode began, into the episode's log (if it has one)."""
+        dest, self._episode_log = self._episode_log, None
+        if dest is None or self._log_dir is None:
+            return
+        try:
+            with open(Path(self._log_dir) / "console.log", "rb") as f:
+                f.seek(self._log_mark)
+                data = f.read()
+            with open(dest, "ab") as out:
+                out.write(data)
+        except OSError:
+            pass

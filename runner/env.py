@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from runner.console_process import ConsoleProcess
+from runner.console_process import ConsoleKeeper, ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
 from runner.episode import CARD_FILE, EpisodeSpec, make_verdict
@@ -50,7 +50,7 @@ class MedImageOSEnv(gym.Env):
     def __init__(self, task_id: str | TaskCard, subject: str = "dev", *, coord_scale: str = "pixels",
                  max_steps: int | None = None, render_mode: str | None = None,
                  max_action_length: int = 256, agent_name: str = "env",
-                 console_env: dict[str, str] | None = None) -> None:
+                 console_env: dict[str, str] | None = None, reuse: bool | None = None) -> None:
         self.card = task_id if isinstance(task_id, TaskCard) else load_card(task_id)
         self.subject = subject
         self.coord_scale = coord_scale
@@ -70,6 +70,10 @@ class MedImageOSEnv(gym.Env):
         self._last_obs: np.ndarray | None = None
         self._episode: EpisodeSpec | None = None
         self._over = True
+        # reset() resets the console in place after an episode without a fault (reuse=False or
+        # MEDIMAGEOS_CONSOLE_REUSE=0: a new console process per reset)
+        self._keeper = ConsoleKeeper(reuse)
+        self._faulted = False
 
     # ---- gymnasium API ------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -88,8 +92,10 @@ class MedImageOSEnv(gym.Env):
         # the console reads the card this env holds, written to a folder the env owns
         self._card_dir = self._card_dir or Path(tempfile.mkdtemp(prefix="medimageos-env-"))
         engine = StepEngine(self.card, subject, episode_seed, self._display, self._card_dir / CARD_FILE,
-                            coord_scale=self.coord_scale, console_env=self.console_env)
+                            coord_scale=self.coord_scale, console_env=self.console_env, keeper=self._keeper)
+        self._faulted = True  # until the console has shown the new episode's first frame
         self._sim_time = engine.start()  # closes what it opened if it fails
+        self._faulted = False
         self._engine = engine
         self._steps = self._rejected = 0
         self._wall0 = time.monotonic()
@@ -114,6 +120,7 @@ class MedImageOSEnv(gym.Env):
             obs = self._grab()
         except ConsoleFault as exc:
             fault = f"console fault: {exc}"
+            self._faulted = True
             res = None
             receipt = make_receipt(step, self._sim_time, raw, None, [], "rejected", fault)
             obs = self._last_obs.copy() if self._last_obs is not None else self.observation_space.low.copy()
@@ -137,6 +144,7 @@ class MedImageOSEnv(gym.Env):
     def close(self) -> None:
         self._over = True
         self._stop_console()
+        self._keeper.close()
         if self._display is not None:
             self._display.stop()
             self._display = None
@@ -164,15 +172,18 @@ class MedImageOSEnv(gym.Env):
                 state = self._engine.state()
             except ConsoleFault as exc:
                 termination, fault = "fault", f"console fault: {exc}"
+                self._faulted = True
         verdict = make_verdict(self.card, self._episode, self.agent_name, state, self._steps, self._rejected,
                                termination, fault, time.monotonic() - self._wall0, self._sim_time)
+        self._faulted |= verdict.outcome == "INVALID"
         self._over = True
         self._stop_console()
         return verdict
 
     def _stop_console(self) -> None:
+        """Hand the console back (kept for the next reset unless it faulted) and close input/capture."""
         if self._engine is not None:
-            self._engine.close()
+            self._engine.close(clean=not self._faulted)
             self._engine = None
 
 

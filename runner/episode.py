@@ -10,7 +10,7 @@ from typing import Any
 from runner import results
 from runner.agents.base import AgentFault, Observation, StepRecord
 from runner.capture import encode_png
-from runner.console_process import ConsoleProcess
+from runner.console_process import ConsoleKeeper, ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
 from runner.fingerprint import runner_fingerprint
@@ -46,8 +46,13 @@ class ConsoleControlView:
 
 def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDisplay, *,
                 coord_scale: str = "pixels", console_env: dict[str, str] | None = None,
-                png_compress_level: int | None = None, control_timeout_s: float | None = None) -> Verdict:
-    """Run (or skip, if already finished) one episode and return its verdict."""
+                png_compress_level: int | None = None, control_timeout_s: float | None = None,
+                keeper: ConsoleKeeper | None = None) -> Verdict:
+    """Run (or skip, if already finished) one episode and return its verdict.
+
+    With a `keeper` (one per worker and display) the console of the worker's previous clean
+    episode is reset in place instead of launching a new one; an episode that faults or ends
+    INVALID stops it. `state.json` records which happened (provenance.console_start)."""
     card = spec.card
     final_dir = results.episode_dir(out_root, agent.name, card.id, spec.subject, spec.seed)
     if results.is_finished(final_dir, card.version):
@@ -64,7 +69,7 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
         # the console runs the card this runner holds, written into the episode folder
         engine = StepEngine(card, spec.subject, spec.seed, display, work / CARD_FILE, coord_scale=coord_scale,
                             log_path=work / "console.log", console_env=console_env,
-                            control_timeout_s=control_timeout_s)
+                            control_timeout_s=control_timeout_s, keeper=keeper)
         card = engine.card
         w, h = engine.screen
         engine.start()
@@ -106,10 +111,13 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
     finally:
         receipts.close()
         if engine is not None:
-            engine.close()
+            # kept for the next episode only when this one ended without a fault and dumped its state
+            engine.close(clean=termination != "fault" and state is not None)
     sim_time = engine.sim_time if engine is not None else 0.0
     verdict = make_verdict(card, spec, agent.name, state, steps, rejected, termination, fault,
                            time.monotonic() - wall0, sim_time)
+    if keeper is not None and verdict.outcome == "INVALID":
+        keeper.discard()  # whatever made it INVALID, the next episode gets a fresh console
     results.write_json_atomic(work / "verdict.json", verdict.model_dump())
     results.publish(work, final_dir)
     return verdict

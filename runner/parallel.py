@@ -118,13 +118,17 @@ def _die_with_parent() -> None:
         pass
 
 
-def _worker_main(conn: Connection, agent_factory: Callable[[], Any], out: str, coord_scale: str) -> None:
-    """Run episodes sent over `conn` until told to stop ('None'); one display for the lifetime."""
+def _worker_main(conn: Connection, agent_factory: Callable[[], Any], out: str, coord_scale: str,
+                 reuse: bool | None = None) -> None:
+    """Run episodes sent over `conn` until told to stop ('None'); one display for the lifetime, and
+    one console reset in place between clean episodes of the same modality (ConsoleKeeper)."""
     _die_with_parent()  # a SIGKILLed runner takes its workers (and by PDEATHSIG their Xvfb) along
+    from runner.console_process import ConsoleKeeper
     from runner.display import VirtualDisplay
     from runner.episode import run_episode
 
     display: VirtualDisplay | None = None
+    keeper = ConsoleKeeper(reuse)
     try:
         while True:
             msg = conn.recv()
@@ -137,13 +141,15 @@ def _worker_main(conn: Connection, agent_factory: Callable[[], Any], out: str, c
                     if display is not None:
                         display.stop()
                     display = VirtualDisplay(w, h).start()
-                v = run_episode(spec, agent_factory(), Path(out), display, coord_scale=coord_scale)
+                v = run_episode(spec, agent_factory(), Path(out), display, coord_scale=coord_scale, keeper=keeper)
                 conn.send(("done", idx, v.model_dump()))
             except Exception as exc:  # noqa: BLE001 - reported, the parent decides
+                keeper.discard()
                 conn.send(("error", idx, f"{exc!r}\n{traceback.format_exc(limit=8)}"))
     except (EOFError, KeyboardInterrupt, BrokenPipeError):
         pass
     finally:
+        keeper.close()
         if display is not None:
             display.stop()
 
@@ -159,9 +165,9 @@ class _Worker:
     known_pids: set[int] = field(default_factory=set)
 
 
-def _spawn(ctx, agent_factory, out: Path, coord_scale: str) -> _Worker:
+def _spawn(ctx, agent_factory, out: Path, coord_scale: str, reuse: bool | None = None) -> _Worker:
     parent_end, child_end = ctx.Pipe(duplex=True)
-    proc = ctx.Process(target=_worker_main, args=(child_end, agent_factory, str(out), coord_scale),
+    proc = ctx.Process(target=_worker_main, args=(child_end, agent_factory, str(out), coord_scale, reuse),
                        daemon=True, name="medimageos-worker")
     proc.start()
     child_end.close()
@@ -253,8 +259,11 @@ class RetryBook:
 def run_parallel(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Path, agent_name: str,
                  workers: int = 2, coord_scale: str = "pixels", max_invalid_retries: int = 1,
                  episode_timeout_s: float | None = None, max_crash_retries: int = DEFAULT_MAX_CRASH_RETRIES,
-                 progress: Progress | None = None) -> list[Verdict]:
-    """Run `specs` on `workers` processes; verdicts in the order of `specs`."""
+                 progress: Progress | None = None, reuse: bool | None = None) -> list[Verdict]:
+    """Run `specs` on `workers` processes; verdicts in the order of `specs`.
+
+    `reuse`: reset each worker's console in place between its clean episodes of one modality
+    (None: on unless MEDIMAGEOS_CONSOLE_REUSE=0; False: launch a console per episode)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     book = RetryBook(specs, out, agent_name, max_invalid_retries, max_crash_retries,
@@ -263,7 +272,7 @@ def run_parallel(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out
     if not book.queue:
         return list(book.verdicts)  # type: ignore[arg-type]
     ctx = mp.get_context("spawn")
-    pool = [_spawn(ctx, agent_factory, out, coord_scale) for _ in range(n)]
+    pool = [_spawn(ctx, agent_factory, out, coord_scale, reuse) for _ in range(n)]
     last_scan = 0.0
     try:
         while book.pending():
@@ -275,7 +284,7 @@ def run_parallel(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out
                     except (BrokenPipeError, OSError):
                         book.queue.appendleft(idx)
                         _kill(w)
-                        pool[i] = _spawn(ctx, agent_factory, out, coord_scale)
+                        pool[i] = _spawn(ctx, agent_factory, out, coord_scale, reuse)
                         continue
                     w.job, w.started, w.known_pids = idx, time.monotonic(), set()
             busy = [w for w in pool if w.job is not None]
@@ -308,7 +317,7 @@ def run_parallel(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out
                         book.finished(idx, Verdict.model_validate(payload))
                     else:
                         _kill(w)
-                        pool[i] = _spawn(ctx, agent_factory, out, coord_scale)
+                        pool[i] = _spawn(ctx, agent_factory, out, coord_scale, reuse)
                         book.crashed(idx, f"worker error: {payload}")
                     continue
                 deadline = episode_timeout_s or episode_deadline_s(specs[idx])
@@ -317,7 +326,7 @@ def run_parallel(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out
                     why = (f"worker exited with code {w.proc.exitcode}" if dead
                            else f"episode exceeded its {deadline:.0f} s deadline")
                     _kill(w)
-                    pool[i] = _spawn(ctx, agent_factory, out, coord_scale)
+                    pool[i] = _spawn(ctx, agent_factory, out, coord_scale, reuse)
                     book.crashed(idx, why)
     finally:
         for w in pool:

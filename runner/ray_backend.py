@@ -24,9 +24,13 @@ WATCH_TICK_S = 1.0
 class EpisodeActor:
     """Body of the Ray actor: runs episodes on its own display."""
 
-    def __init__(self, agent_factory: Callable[[], Any], out: str, coord_scale: str) -> None:
+    def __init__(self, agent_factory: Callable[[], Any], out: str, coord_scale: str,
+                 reuse: bool | None = None) -> None:
+        from runner.console_process import ConsoleKeeper
+
         self.agent_factory, self.out, self.coord_scale = agent_factory, Path(out), coord_scale
         self.display = None
+        self.keeper = ConsoleKeeper(reuse)  # the actor's console, reset in place between clean episodes
 
     def pid(self) -> int:
         return os.getpid()
@@ -41,10 +45,16 @@ class EpisodeActor:
             if d is not None:
                 d.stop()
             self.display = VirtualDisplay(w, h).start()
-        v = run_episode(spec, self.agent_factory(), self.out, self.display, coord_scale=self.coord_scale)
+        try:
+            v = run_episode(spec, self.agent_factory(), self.out, self.display, coord_scale=self.coord_scale,
+                            keeper=self.keeper)
+        except BaseException:
+            self.keeper.discard()
+            raise
         return v.model_dump()
 
     def shutdown(self) -> None:
+        self.keeper.close()
         if self.display is not None:
             self.display.stop()
             self.display = None
@@ -54,8 +64,9 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
             workers: int = 2, address: str | None = None, coord_scale: str = "pixels",
             max_invalid_retries: int = 1, episode_timeout_s: float | None = None,
             max_crash_retries: int = DEFAULT_MAX_CRASH_RETRIES, progress: Progress | None = None,
-            num_cpus_per_worker: float = 1.0) -> list[Verdict]:
-    """Run `specs` on `workers` Ray actors; verdicts in the order of `specs`.
+            num_cpus_per_worker: float = 1.0, reuse: bool | None = None) -> list[Verdict]:
+    """Run `specs` on `workers` Ray actors; verdicts in the order of `specs`. `reuse` as in
+    runner.parallel.run_parallel (each actor resets its console in place between clean episodes).
 
     Uses the Ray runtime already initialized in this process if there is one, else connects to
     `address` (e.g. "auto" or "ray://head:10001") or starts a local one (and shuts it down after).
@@ -79,7 +90,7 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
     Actor = ray.remote(num_cpus=num_cpus_per_worker, max_restarts=0, max_task_retries=0)(EpisodeActor)
 
     def new_actor():
-        return Actor.remote(agent_factory, str(out), coord_scale)
+        return Actor.remote(agent_factory, str(out), coord_scale, reuse)
 
     n = max(1, min(workers, len(book.queue)))
     actors = [new_actor() for _ in range(n)]

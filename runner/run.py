@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+from runner.console_process import ConsoleKeeper
 from runner.display import VirtualDisplay
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir, is_finished
@@ -47,11 +48,14 @@ class Progress:
 
 
 def run_sequential(specs: list[EpisodeSpec], make_agent: Callable[[], object], out: Path,
-                   agent_name: str, coord_scale: str = "pixels") -> list[Verdict]:
-    """All episodes in this process on one Xvfb display (restarted if it dies)."""
+                   agent_name: str, coord_scale: str = "pixels", reuse: bool | None = None) -> list[Verdict]:
+    """All episodes in this process on one Xvfb display (restarted if it dies); consecutive episodes
+    on one modality reset the console in place unless `reuse` is False (default: on, unless
+    MEDIMAGEOS_CONSOLE_REUSE=0)."""
     verdicts: list[Verdict] = []
     progress = Progress(len(specs))
     display: VirtualDisplay | None = None
+    keeper = ConsoleKeeper(reuse)
     try:
         for spec in specs:
             final = episode_dir(out, agent_name, spec.card.id, spec.subject, spec.seed)
@@ -61,10 +65,11 @@ def run_sequential(specs: list[EpisodeSpec], make_agent: Callable[[], object], o
                 if display is not None:
                     display.stop()
                 display = VirtualDisplay(w, h).start()
-            v = run_episode(spec, make_agent(), out, display, coord_scale=coord_scale)
+            v = run_episode(spec, make_agent(), out, display, coord_scale=coord_scale, keeper=keeper)
             verdicts.append(v)
             progress.update(v, skipped)
     finally:
+        keeper.close()
         if display is not None:
             display.stop()
     return verdicts

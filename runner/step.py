@@ -17,7 +17,7 @@ import numpy as np
 
 from runner.actions import ParseResult, ParserState, nominal_duration, parse_action
 from runner.capture import ScreenCapture
-from runner.console_process import ConsoleProcess
+from runner.console_process import ConsoleKeeper, ConsoleProcess
 from runner.display import VirtualDisplay
 from runner.xinput import open_input
 from tasks.card import TaskCard, write_card
@@ -63,21 +63,34 @@ class StepEngine:
 
     def __init__(self, card: TaskCard, subject: str, seed: int, display: VirtualDisplay, card_path: Path, *,
                  coord_scale: str = "pixels", log_path: Path | None = None,
-                 console_env: dict[str, str] | None = None, control_timeout_s: float | None = None) -> None:
+                 console_env: dict[str, str] | None = None, control_timeout_s: float | None = None,
+                 keeper: ConsoleKeeper | None = None) -> None:
+        """With a `keeper` (one per worker) the console may be the previous episode's, reset in place;
+        without one the engine launches its own console and stops it on close."""
         self.card = write_card(card, card_path)  # validated; what the console will read
         self.subject, self.seed, self.display = subject, seed, display
         self.coord_scale = coord_scale
         self.screen = (self.card.observation.width, self.card.observation.height)
-        self.console = ConsoleProcess(display, self.card.modality, str(card_path), subject, seed,
-                                      log_path=log_path, extra_env=console_env, timeout_s=control_timeout_s)
+        self.keeper = keeper
+        self._console_args = dict(log_path=log_path, extra_env=console_env, timeout_s=control_timeout_s)
+        self._card_path = str(card_path)
+        self.console: ConsoleProcess | None = None
+        if keeper is None:
+            self.console = ConsoleProcess(display, self.card.modality, self._card_path, subject, seed,
+                                          **self._console_args)
         self.sim_time = 0.0
         self._inp = self._cap = None
         self._parser = ParserState(pointer=POINTER_HOME)
 
     def start(self) -> float:
-        """Launch the console, open input and capture, home the pointer, settle; returns the sim time."""
+        """Launch (or reset in place) the console, open input and capture, home the pointer, settle;
+        returns the sim time. `console_start` then says which of the two happened."""
         try:
-            self.console.start()
+            if self.keeper is not None:
+                self.console = self.keeper.acquire(self.display, self.card.modality, self._card_path, self.subject,
+                                                   self.seed, **self._console_args)
+            else:
+                self.console.start()
             self._inp = open_input(self.display.name)
             self._cap = ScreenCapture(self.display.name)
             self._inp.home(self.console.hello["window_id"], POINTER_HOME)
@@ -116,8 +129,14 @@ class StepEngine:
         """The console's state dump."""
         return self.console.state()
 
-    def close(self) -> None:
-        """Close capture and input, stop the console; safe to call more than once."""
+    @property
+    def console_start(self) -> str:
+        """"launch" or "reset": how this episode's console began."""
+        return self.console.started_by if self.console is not None else "launch"
+
+    def close(self, clean: bool = False) -> None:
+        """Close capture and input; stop the console, or hand it back to the keeper for the next
+        episode when this one ended `clean` (no fault, state dumped). Safe to call more than once."""
         for closer in (self._cap, self._inp):
             try:
                 if closer is not None:
@@ -125,4 +144,10 @@ class StepEngine:
             except Exception:  # noqa: BLE001 - teardown goes on whatever one part says
                 pass
         self._cap = self._inp = None
-        self.console.stop()
+        con, self.console = self.console, None
+        if con is None:
+            return
+        if self.keeper is not None:
+            self.keeper.release(con, clean)
+        else:
+            con.stop()

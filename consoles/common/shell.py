@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from consoles.common import determinism
 
@@ -44,6 +44,14 @@ class ConsoleController(Protocol):
     def viewports(self) -> list[ImageViewport]: ...
 
     def on_clock(self, t_old: float, t_new: float) -> None: ...
+
+    def rebind(self, model: Any) -> None: ...
+
+
+# (task, subject, seed) -> (provenance of the new episode, its new model): what `reset` needs from
+# the modality (consoles.common.launch makes it).
+EpisodeFactory = Callable[[str, str, int], tuple[dict[str, Any], Any]]
+
 
 
 def widget_screen_rect(w: QtWidgets.QWidget) -> list[int] | None:
@@ -100,6 +108,7 @@ class ConsoleShell:
         self._buffers: dict[int, bytes] = {}
         self._register_commands()
         self._realtime: QtCore.QTimer | None = None
+        self.new_episode: EpisodeFactory | None = None  # set by the launcher: enables `reset`
 
     # ---- wiring -------------------------------------------------------------------------
     def attach(self, controller: ConsoleController) -> None:
@@ -115,6 +124,7 @@ class ConsoleShell:
         p.register("state", self.cmd_state)
         p.register("geometry", self.cmd_geometry)
         p.register("quit", self.cmd_quit)
+        p.register("reset", self.cmd_reset)
         if os.environ.get("MEDIMAGEOS_FAULT_INJECTION") == "1":
             # Only for the runner's own fault tests: a real crash and a real hang of a real console.
             p.register("_crash", lambda: os._exit(17))
@@ -210,6 +220,54 @@ class ConsoleShell:
         viewports = {vp.name: vp.export_geometry() for vp in self.controller.viewports() if vp.isVisible()}
         return {"geometry": rects, "transforms": transforms, "viewports": viewports,
                 "screen": [self.width, self.height]}
+
+    def cmd_reset(self, task: str, subject: str, seed: int) -> dict[str, Any]:
+        """Start a new episode in this process, as if the console had just been launched with
+        `--task task --subject subject --seed seed`: a new model (new perturbations), a new clock,
+        the widgets and render windows kept and rebound, focus and double-click state as at launch.
+        Answers like `hello`, plus `reset_ms` (time spent in the console)."""
+        if self.new_episode is None or self.controller is None:
+            raise RuntimeError("this console cannot reset in place (no episode factory attached)")
+        t0 = time.perf_counter()
+        # Focus first, while the old model is still bound: a focused field commits its text on
+        # focus-out, and that must reach the model being dropped, not the new one.
+        fw = self.window.focusWidget()
+        if fw is not None:
+            fw.clearFocus()
+        self._process_all()
+        provenance, model = self.new_episode(task, subject, int(seed))
+        self.clock = SimClock()
+        self.clock.subscribe(self.controller.on_clock)
+        self.controller.rebind(model)
+        self.provenance = provenance
+        # Repaint everything, not only what Qt saw change: nothing drawn for the last episode may
+        # survive in the backing store or in a render window.
+        self.window.update()
+        for vp in self.controller.viewports():
+            vp.refresh()
+        if self.dblclick is not None:  # as constructed: no press seen, first step's epoch
+            self.dblclick.epoch = 0
+            self.dblclick._last_press_epoch = -1
+        self._process_all()
+        self._focus_as_activated()
+        self._process_all()
+        reply = self.cmd_hello()
+        reply["reset_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+        return reply
+
+    def _focus_as_activated(self) -> None:
+        """Give focus where Qt gives it when a window without a focus widget is activated (what a
+        fresh launch does): the first widget of the tab chain that takes tab focus and is visible
+        and enabled, for the activation reason (a line edit then does not select its text); or
+        nobody. (QApplicationPrivate::setActiveWindow with focusNextPrevChild_helper.)"""
+        tab = QtCore.Qt.FocusPolicy.TabFocus.value
+        w = self.window.nextInFocusChain()
+        while w is not None and w is not self.window:
+            if ((w.focusPolicy().value & tab) == tab and w.focusProxy() is None
+                    and w.isVisibleTo(self.window) and w.isEnabled()):
+                w.setFocus(QtCore.Qt.FocusReason.ActiveWindowFocusReason)
+                return
+            w = w.nextInFocusChain()
 
     def cmd_quit(self) -> dict[str, Any]:
         QtCore.QTimer.singleShot(0, self.app.quit)

@@ -8,13 +8,17 @@ The shell talks to it through the ConsoleController protocol (consoles.common.sh
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from PySide6 import QtCore, QtWidgets
 
+from consoles.common.colormaps import ColorMap
 from consoles.common.model_base import ConsoleActionError
+from consoles.common.overlays import DragController, OverlaySet
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import STYLESHEET, CardRow, ParameterCard
+from rendering.geometry import PlanePose
 
 ItemKey = Callable[[QtCore.QModelIndex], Any]
 
@@ -45,8 +49,50 @@ def by_role(role: QtCore.Qt.ItemDataRole = QtCore.Qt.ItemDataRole.UserRole) -> I
     return lambda index: index.data(role)
 
 
+@dataclass(frozen=True)
+class ViewportAsBuilt:
+    """What a viewport showed when its view was built, before any model was bound to it."""
+
+    placeholder: str
+    view_box: tuple[float, float, float, float]
+    window_level: tuple[float, float]
+    pose: PlanePose | None
+    color_map: ColorMap | None
+    color_map_title: str
+
+    @classmethod
+    def of(cls, vp: ImageViewport) -> "ViewportAsBuilt":
+        return cls(vp._placeholder_text, tuple(vp._view), vp.window_level, vp.plane_pose, vp.color_map,
+                   vp._cmap_title)
+
+    def restore(self, vp: ImageViewport) -> None:
+        """Put `vp` back to this state: no image, no overlays (their actor cache emptied, so actors
+        are made again in a fresh view's order), camera, window/level, pose, colour map, and no
+        drag or coalesced motion left over from an earlier episode."""
+        vp.set_overlays(OverlaySet())
+        vp.drag = DragController()
+        # Input state the viewport keeps between events; a fresh viewport starts without it. (The
+        # viewport has no public reset yet: these are its constructor's values.)
+        vp._pending_move = None
+        vp._wl_drag = None
+        vp._move_timer_armed = False
+        if vp.color_map is not None or self.color_map is not None:
+            vp.set_color_map(self.color_map, self.color_map_title)
+        vp.set_plane_pose(self.pose)
+        vp.set_image(None)
+        vp.set_placeholder(self.placeholder)
+        vp.set_view_box(*self.view_box)
+        vp.set_window_level(*self.window_level)
+
+
 class ConsoleViewBase:
-    """Base of a console's Qt binding (the shell's ConsoleController)."""
+    """Base of a console's Qt binding (the shell's ConsoleController).
+
+    A view can be rebound to a new model (`rebind`: a console reset in place for the next
+    episode): it then shows exactly what a view freshly built around that model shows. A subclass
+    calls `_remember_built_state()` at the end of its construction, before it binds its model,
+    and extends `_restore_built_state()` with any widget state of its own (pages, list selections).
+    """
 
     def __init__(self, model: Any, width: int, height: int) -> None:
         self.model = model
@@ -56,6 +102,7 @@ class ConsoleViewBase:
         self._named: dict[str, QtWidgets.QWidget] = {}
         self._item_views: list[tuple[str, QtWidgets.QAbstractItemView, ItemKey | None]] = []
         self._cards: list[ParameterCard] = []
+        self._viewports_as_built: dict[str, ViewportAsBuilt] = {}
 
     # ---- naming ---------------------------------------------------------------------------------
     def _name(self, name: str, w: QtWidgets.QWidget) -> QtWidgets.QWidget:
@@ -83,6 +130,45 @@ class ConsoleViewBase:
         """Values and enabled state of every parameter field, from the model."""
         for card in self._cards:
             card.refresh()
+
+    # ---- binding a model ------------------------------------------------------------------------
+    def _on_model(self, what: str) -> None:
+        """The model changed (`what`); subclasses redraw what depends on it."""
+        self._refresh_panel()
+
+    def _bind_model(self) -> None:
+        """Listen to `self.model` and show it (the last step of construction and of `rebind`)."""
+        self.model.listeners.append(self._on_model)
+        self._on_model("init")
+
+    def _remember_built_state(self) -> None:
+        """Record every viewport's as-built state (called once the widgets exist, before binding)."""
+        self._viewports_as_built = {vp.name: ViewportAsBuilt.of(vp) for vp in self.viewports()}
+
+    def _restore_built_state(self) -> None:
+        """Widgets back to their as-built state, before the new model is shown (extend per modality)."""
+        for vp in self.viewports():
+            as_built = self._viewports_as_built.get(vp.name)
+            if as_built is None:
+                raise RuntimeError(f"{type(self).__name__} did not call _remember_built_state(): "
+                                   f"cannot restore viewport {vp.name}")
+            as_built.restore(vp)
+
+    def rebind(self, model: Any) -> None:
+        """Show `model` instead of the current one, as a view freshly built around it would.
+
+        The old model is no longer listened to (it is dropped); parameter cards set every field's
+        text anew; viewports lose images, overlays and camera changes; the subclass restores its own
+        widget state; then the new model is bound as at construction.
+        """
+        old = self.model
+        if self._on_model in old.listeners:
+            old.listeners.remove(self._on_model)
+        self.model = model
+        self._restore_built_state()
+        for card in self._cards:
+            card.rebind(model)
+        self._bind_model()
 
     # ---- actions --------------------------------------------------------------------------------
     def _do(self, fn: Callable[..., Any], *args: Any) -> None:

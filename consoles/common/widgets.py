@@ -137,8 +137,10 @@ class ParameterCard:
         form_rows: list[tuple[str, QtWidgets.QWidget]] = []
         for row in rows:
             if isinstance(row, Parameter):
+                # the card's current model, not the one it was built with: a console reset in
+                # place rebinds the card to a new model (rebind)
                 f = number_field(row.widget_name, row.lo, row.hi, row.decimals, row.step, row.unit,
-                                 lambda v, p=row: dispatch(p.commit, model, v))
+                                 lambda v, p=row: dispatch(p.commit, self.model, v))
                 self.fields[row.name], self.params[row.name] = f, row
                 form_rows.append((row.label, f))
             else:
@@ -147,6 +149,16 @@ class ParameterCard:
 
     def field(self, name: str) -> NumberField:
         return self.fields[name]
+
+    def rebind(self, model: Any) -> None:
+        """Show `model` from now on, every field exactly as a freshly built card shows it: text set
+        anew (cursor at the end, no selection, no undo history, no half-typed text)."""
+        self.model = model
+        for name, f in self.fields.items():
+            f.setEnabled(self.params[name].enabled(model))
+        for name, f in self.fields.items():
+            f.setValue(self.params[name].value(model))
+            f.setModified(False)
 
     def refresh(self) -> None:
         """Enable states first, then values: the order the console always used (disabling a

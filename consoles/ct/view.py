@@ -82,8 +82,8 @@ class CTConsoleView(ConsoleViewBase):
         body.addWidget(self._build_left_panel())
         body.addWidget(self._build_main_area(), 1)
         outer.addLayout(body, 1)
-        model.listeners.append(self._on_model)
-        self._on_model("init")
+        self._remember_built_state()
+        self._bind_model()
 
     # ---- construction -----------------------------------------------------------------
     def _build_header(self) -> QtWidgets.QWidget:
@@ -126,16 +126,16 @@ class CTConsoleView(ConsoleViewBase):
         self.protocol_list.setFixedHeight(self.protocol_list.count() * row_px + 2 * self.protocol_list.frameWidth())
         self._name_items("protocol_item", self.protocol_list, by_role())
         self.protocol_list.itemClicked.connect(
-            lambda it: self._do(m.select_protocol, it.data(QtCore.Qt.ItemDataRole.UserRole)))
+            lambda it: self._do(self.model.select_protocol, it.data(QtCore.Qt.ItemDataRole.UserRole)))
         gl.addWidget(self.protocol_list)
         self.load_btn = self._name("load_protocol", button("Load protocol", "load_protocol",
-                                                             lambda: self._do(m.load_protocol)))
+                                                             lambda: self._do(self.model.load_protocol)))
         gl.addWidget(self.load_btn)
         lay.addWidget(g)
 
         g, gl = group("2  Plan", "plan_group")
         self.scout_btn = self._name("acquire_scout", button("Acquire scout", "acquire_scout",
-                                                              lambda: self._do(m.acquire_scout)))
+                                                              lambda: self._do(self.model.acquire_scout)))
         gl.addWidget(self.scout_btn)
         self.length_label = self._name("length_readout", QtWidgets.QLabel())
         self.plan_card = self.parameter_card(["start_mm", "end_mm", ("Length", self.length_label),
@@ -145,7 +145,7 @@ class CTConsoleView(ConsoleViewBase):
         self.height_field = self.plan_card.field("table_height_mm")
         gl.addLayout(self.plan_card.layout)
         self.confirm_btn = self._name("confirm_plan", button("Confirm plan", "confirm_plan",
-                                                               lambda: self._do(m.confirm)))
+                                                               lambda: self._do(self.model.confirm)))
         gl.addWidget(self.confirm_btn)
         lay.addWidget(g)
 
@@ -161,7 +161,7 @@ class CTConsoleView(ConsoleViewBase):
         self.dose_limit_label.setWordWrap(True)
         self.dose_limit_label.setVisible(m.ctdi_limit_mgy is not None)
         gl.addWidget(self.dose_limit_label)
-        self.scan_btn = self._name("scan", button("Scan", "scan", lambda: self._do(m.scan), primary=True))
+        self.scan_btn = self._name("scan", button("Scan", "scan", lambda: self._do(self.model.scan), primary=True))
         gl.addWidget(self.scan_btn)
         self.progress = self._name("scan_progress", QtWidgets.QProgressBar())
         self.progress.setRange(0, 1000)
@@ -217,7 +217,7 @@ class CTConsoleView(ConsoleViewBase):
         rl.setContentsMargins(0, 0, 0, 0)
         self.recon = ImageViewport(review, "recon_view", "No series open: select one in the exam history, then Open recon")
         self._named["recon_view"] = self.recon
-        self.recon.wheel_callback = lambda n: self._do(m.scroll_recon, n)
+        self.recon.wheel_callback = lambda n: self._do(self.model.scroll_recon, n)
         self.recon.set_window_level(400, 40)
         rl.addWidget(self.recon, 1)
         side = QtWidgets.QWidget()
@@ -237,8 +237,8 @@ class CTConsoleView(ConsoleViewBase):
         sl.addWidget(g)
         g, gl = group("Images", "images_group")
         row = QtWidgets.QHBoxLayout()
-        self.prev_btn = self._name("prev_image", button("Prev", "prev_image", lambda: self._do(m.scroll_recon, -1)))
-        self.next_btn = self._name("next_image", button("Next", "next_image", lambda: self._do(m.scroll_recon, 1)))
+        self.prev_btn = self._name("prev_image", button("Prev", "prev_image", lambda: self._do(self.model.scroll_recon, -1)))
+        self.next_btn = self._name("next_image", button("Next", "next_image", lambda: self._do(self.model.scroll_recon, 1)))
         row.addWidget(self.prev_btn)
         row.addWidget(self.next_btn)
         gl.addLayout(row)
@@ -282,10 +282,10 @@ class CTConsoleView(ConsoleViewBase):
         self.delay_field = self.bolus_card.field("delay_s")
         gl.addLayout(self.bolus_card.layout)
         self.monitor_ref_btn = self._name("monitor_reference", button(
-            "Reference image", "monitor_reference", lambda: self._do(m.acquire_monitor_reference)))
+            "Reference image", "monitor_reference", lambda: self._do(self.model.acquire_monitor_reference)))
         gl.addWidget(self.monitor_ref_btn)
         self.bolus_btn = self._name("start_bolus", button(
-            "Start injection + monitoring", "start_bolus", lambda: self._do(m.start_bolus_tracking), primary=True))
+            "Start injection + monitoring", "start_bolus", lambda: self._do(self.model.start_bolus_tracking), primary=True))
         gl.addWidget(self.bolus_btn)
         self.bolus_status = self._name("bolus_status", QtWidgets.QLabel())
         self.bolus_status.setWordWrap(True)
@@ -298,6 +298,24 @@ class CTConsoleView(ConsoleViewBase):
         sl.addStretch(1)
         bl.addWidget(side)
         return page
+
+    def _restore_built_state(self) -> None:
+        """The CT widgets as built (see ConsoleViewBase.rebind): no drag under way, no protocol row
+        current, no series listed, the dose-limit line shown only when the new card sets a limit,
+        the curve drawing the new model, the card's start page."""
+        super()._restore_built_state()
+        m = self.model
+        self._drag, self._drag_anchor = None, 0.0
+        for lst in (self.protocol_list, self.series_list):
+            lst.clearSelection()
+            lst.setCurrentRow(-1)
+            lst.scrollToTop()
+        self.series_list.clear()
+        self.dose_limit_label.setText("")
+        self.dose_limit_label.setStyleSheet("")
+        self.dose_limit_label.setVisible(m.ctdi_limit_mgy is not None)
+        self.hu_curve.model = m
+        self._show_page({"planning": 0, "review": 1, "bolus": 2}.get(m.start_page, 0))
 
     # ---- glue ---------------------------------------------------------------------------
     def _show_page(self, i: int) -> None:
