@@ -88,6 +88,10 @@ class VirtualDisplay:
         env.pop("WAYLAND_DISPLAY", None)
         env.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
         env.setdefault("GALLIUM_DRIVER", "llvmpipe")
+        # glibc's dynamic mmap threshold otherwise grows to 32 MiB after the first large numpy array is
+        # freed, after which volumes land on the brk heap and are never given back (a console kept
+        # ~60 MiB of freed scout intermediates). A fixed threshold returns large blocks to the system.
+        env.setdefault("MALLOC_MMAP_THRESHOLD_", "262144")
         return env
 
     def alive(self) -> bool:

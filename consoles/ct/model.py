@@ -149,7 +149,6 @@ class CTModel(ConsoleModelBase):
         self._hu_lut = subject.ct_hu_lut().astype(np.float32)
         self._enh_lut = subject.hu_enhancement_lut().astype(np.float32)
         self._comp_lut = subject.ct_compartment_lut().astype(np.int64)
-        self._mu: np.ndarray | None = None
         self.bolus = BolusTracking(self)
         self.declare(PARAMETERS)
         self.declare(bolus_module.PARAMETERS)
@@ -259,15 +258,10 @@ class CTModel(ConsoleModelBase):
         self.message = "Acquiring scout (AP and lateral)..."
         self._changed("scout")
 
-    def _mu_volume(self) -> np.ndarray:
-        if self._mu is None:
-            self._mu = ct_physics.mu_from_hu(self._hu_lut[self.subject.labels])
-        return self._mu
-
     def _projections(self) -> dict[str, np.ndarray]:
         """Noise-free AP and lateral line integrals (the subject does not move: computed once)."""
         if getattr(self, "_proj", None) is None:
-            mu = self._mu_volume()
+            mu = ct_physics.mu_from_hu(self._hu_lut[self.subject.labels])  # 4 bytes a voxel: not kept
             sp = self.subject.spacing_mm
             self._proj = {v: ct_physics.scout_projection(mu, sp, v) for v in ("ap", "lateral")}
         return self._proj
