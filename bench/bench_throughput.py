@@ -1,7 +1,10 @@
-"""Episodes per hour on this machine: an agent (default: reference) over the CT tasks, 1 vs N workers.
+"""Episodes per hour on this machine: an agent (default: reference) over a fixed set of tasks, 1 vs N workers.
 
     .venv/bin/python bench/bench_throughput.py [--workers 1,2] [--seeds 0-3] [--subjects dev]
-                                               [--tasks ct] [--agent reference] [--json]
+                                               [--tasks ID,ID,...] [--agent reference] [--json]
+
+The default task set is the 8 CT tasks of issue 14 by id (not `ct`), so figures stay comparable
+when tasks are added.
 
 Each worker count runs the same episodes into a fresh temp folder (nothing is skipped), through
 runner.parallel.run_parallel (a worker process per display). Wall time includes worker start-up,
@@ -28,6 +31,9 @@ from runner.run import Progress, expand  # noqa: E402
 from tasks.card import select_cards  # noqa: E402
 
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "details")
+CT8 = ("ccta_heart_coverage_isocenter,ct_kub_low_dose_constraint,ct_liver_coverage_isocenter,"
+       "ct_lung_coverage_isocenter,ct_renal_bilateral_coverage,ct_renal_undercoverage_recovery,"
+       "ct_ui_smoke_routine,ct_undercoverage_recovery")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--seeds", default="0-3", type=_seeds)
     ap.add_argument("--subjects", default="dev")
-    ap.add_argument("--tasks", default="ct")
+    ap.add_argument("--tasks", default=CT8)
     ap.add_argument("--agent", default="reference")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)

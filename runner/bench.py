@@ -1,112 +1,191 @@
-"""`medimageos bench`: step overhead and reset time on this machine, as medians (and p95).
+"""`medimageos bench [--json]`: per-step cost, reset, launch and memory per modality, measured in one run.
 
-Step overhead = input injected -> console settled -> screenshot captured (PNG encoding is
-reported separately; it is not part of the loop's latency budget). Reset = console launch ->
-first frame captured. Uses the first CT task on the development subject.
+Per modality that exists (a `consoles/<modality>` package and a task card), on its first task and
+the development subject, one console on one Xvfb:
+
+- `step_ms`: inject a UI click -> console settled -> screenshot captured -> PNG bytes in hand
+  (median and p95); `drag_step_ms` the same for a drag on a viewport handle;
+- `capture_ms` (grab + colour conversion) and `encode_ms` (PNG) medians, over all those steps;
+- `launch_s`: a fresh console, launch -> first frame captured (median);
+- `reset_s`: the same console reset in place to a new episode -> first frame captured (median),
+  or null with `reset_unavailable` saying why (a console without the `reset` command);
+- `pss_mib`: PSS of runner worker + Xvfb + console after the steps (runner/memory.py).
 """
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
 from runner.actions import Action
-from runner.capture import ScreenCapture, encode_png
+from runner.capture import ScreenCapture, bgrx_to_rgb, encode_png
 from runner.console_process import ConsoleProcess
 from runner.display import VirtualDisplay
-from tasks.card import load_card
+from runner.memory import pss_mib
 from runner.xinput import open_input
 
-TASK = "ct_ui_smoke_routine"
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_TASK = {"ct": "ct_ui_smoke_routine"}  # per modality; otherwise its first card
 
 
 def _p95(xs: list[float]) -> float:
     return float(np.percentile(xs, 95))
 
 
-def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
-    card = load_card(TASK)
-    w, h = card.observation.width, card.observation.height
-    figures: dict[str, float | int | str] = {"task": TASK, "subject": "dev", "steps": steps, "resets": resets}
-    with VirtualDisplay(w, h) as disp:
-        reset_s = []
-        for _ in range(resets):
+def _med(xs: list[float], nd: int = 2) -> float:
+    return round(statistics.median(xs), nd)
+
+
+def existing_modalities() -> list[str]:
+    """Modalities with a console package and at least one task card, in a fixed order."""
+    from tasks.card import select_cards
+
+    out = []
+    for m in ("ct", "mr", "us"):
+        if not (ROOT / "consoles" / m / "__main__.py").is_file():
+            continue
+        try:
+            if select_cards(m):
+                out.append(m)
+        except (ValueError, KeyError):
+            continue
+    return out
+
+
+class _StepTimer:
+    """inject -> settle -> grab -> convert -> encode, per step."""
+
+    def __init__(self, inp, con: ConsoleProcess, cap: ScreenCapture) -> None:
+        self.inp, self.con, self.cap = inp, con, cap
+        self.capture_ms: list[float] = []
+        self.encode_ms: list[float] = []
+
+    def run(self, actions: list[Action]) -> list[float]:
+        step_ms = []
+        for a in actions:
             t0 = time.perf_counter()
-            con = ConsoleProcess(disp, "ct", TASK, "dev", 0)
-            con.start()
-            cap = ScreenCapture(disp.name)
-            cap.grab_rgb()
-            reset_s.append(time.perf_counter() - t0)
-            cap.close()
-            con.stop()
-        con = ConsoleProcess(disp, "ct", TASK, "dev", 0)
-        con.start()
-        inp = open_input(disp.name)
-        cap = ScreenCapture(disp.name)
-        geo = con.geometry()["geometry"]
-        # Clicks alternating between two protocol items and the empty header (Qt repaints), then
-        # drags of the scan-range edge on the AP scout (VTK viewport re-renders every step).
-        targets = [geo["protocol_item:chest_routine"], geo["protocol_item:renal"], [600, 10, 10, 10]]
-        actions = []
-        for i in range(steps):
-            x, y, rw, rh = targets[i % len(targets)]
-            actions.append(Action("click", x=x + rw // 2, y=y + rh // 2))
-        step_ms, settle_ms, grab_ms, png_ms = _time_steps(inp, con, cap, actions)
+            self.inp.perform(a)
+            self.con.settle(0.5)
+            t1 = time.perf_counter()
+            shot = self.cap.grab_raw()
+            rgb = bgrx_to_rgb(shot.raw, shot.height, shot.width)
+            t2 = time.perf_counter()
+            encode_png(rgb)
+            t3 = time.perf_counter()
+            step_ms.append((t3 - t0) * 1e3)
+            self.capture_ms.append((t2 - t1) * 1e3)
+            self.encode_ms.append((t3 - t2) * 1e3)
+        return step_ms
+
+
+def _ct_actions(con: ConsoleProcess, inp, steps: int) -> tuple[list[Action], Callable[[], list[Action]]]:
+    """CT: clicks on two protocol items and the empty header; then (after a scout) range-edge drags."""
+    geo = con.geometry()["geometry"]
+    targets = [geo["protocol_item:chest_routine"], geo["protocol_item:renal"], [600, 10, 10, 10]]
+    clicks = [Action("click", x=targets[i % 3][0] + targets[i % 3][2] // 2, y=targets[i % 3][1] + targets[i % 3][3] // 2)
+              for i in range(steps)]
+
+    def drags() -> list[Action]:
+        g = con.geometry()["geometry"]
         for name in ("protocol_item:chest_routine", "load_protocol", "acquire_scout"):
-            inp.perform(Action("click", x=geo[name][0] + 5, y=geo[name][1] + 5))
+            inp.perform(Action("click", x=g[name][0] + 5, y=g[name][1] + 5))
             con.settle(5.0)
         edge = con.geometry()["geometry"]["scout_ap.range_start_edge"]
         x, y = edge[0] + 7, edge[1] + 7
-        drags = []
+        out = []
         for i in range(steps):
             dy = 20 if i % 2 == 0 else -20
-            drags.append(Action("drag", x=x, y=y, x2=x, y2=y + dy))
+            out.append(Action("drag", x=x, y=y, x2=x, y2=y + dy))
             y += dy
-        drag_ms, drag_settle_ms, _, _ = _time_steps(inp, con, cap, drags)
-        cap.close()
-        inp.close()
-        con.stop()
-    figures.update({
-        "step_overhead_ms_median": round(statistics.median(step_ms), 2),
-        "step_overhead_ms_p95": round(_p95(step_ms), 2),
-        "settle_ms_median": round(statistics.median(settle_ms), 2),
-        "capture_ms_median": round(statistics.median(grab_ms), 2),
-        "png_encode_ms_median": round(statistics.median(png_ms), 2),
-        "viewport_drag_step_ms_median": round(statistics.median(drag_ms), 2),
-        "viewport_drag_step_ms_p95": round(_p95(drag_ms), 2),
-        "viewport_drag_settle_ms_median": round(statistics.median(drag_settle_ms), 2),
-        "reset_s_median": round(statistics.median(reset_s), 3),
-        "reset_s_max": round(max(reset_s), 3),
-    })
-    if json_out:
-        print(json.dumps(figures, indent=2))
-    else:
-        for k, v in figures.items():
-            print(f"{k:32s} {v}")
-    return 0
+        return out
+
+    return clicks, drags
 
 
-def _time_steps(inp, con, cap, actions):
-    """Per step: inject -> settle -> capture (the loop's latency), and PNG encoding separately."""
-    step_ms, settle_ms, grab_ms, png_ms = [], [], [], []
-    for a in actions:
+ACTIONS = {"ct": _ct_actions}
+
+
+def _first_frame(cap: ScreenCapture) -> None:
+    shot = cap.grab_raw()
+    bgrx_to_rgb(shot.raw, shot.height, shot.width)
+
+
+def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: int) -> dict[str, Any]:
+    """The figures of one modality (see the module docstring)."""
+    from tasks.card import select_cards
+
+    task = BENCH_TASK.get(modality) or select_cards(modality)[0].id
+    launch_s, reset_s = [], []
+    cap = ScreenCapture(disp.name)
+    for _ in range(launches):
         t0 = time.perf_counter()
-        inp.perform(a)
-        t1 = time.perf_counter()
-        con.settle(0.5)
-        t2 = time.perf_counter()
-        rgb = cap.grab_rgb()
-        t3 = time.perf_counter()
-        encode_png(rgb)
-        t4 = time.perf_counter()
-        step_ms.append((t3 - t0) * 1e3)
-        settle_ms.append((t2 - t1) * 1e3)
-        grab_ms.append((t3 - t2) * 1e3)
-        png_ms.append((t4 - t3) * 1e3)
-    return step_ms, settle_ms, grab_ms, png_ms
+        con = ConsoleProcess(disp, modality, task, "dev", 0)
+        con.start()
+        _first_frame(cap)
+        launch_s.append(time.perf_counter() - t0)
+        con.stop()
+    con = ConsoleProcess(disp, modality, task, "dev", 0)
+    con.start()
+    inp = open_input(disp.name)
+    try:
+        timer = _StepTimer(inp, con, cap)
+        clicks, drags = ACTIONS[modality](con, inp, steps)
+        step_ms = timer.run(clicks)
+        drag_ms = timer.run(drags())
+        pss = pss_mib(os.getpid()) + pss_mib(disp.proc.pid) + pss_mib(con.proc.pid)
+        reset_unavailable = None
+        if hasattr(con, "reset"):
+            for i in range(launches):
+                t0 = time.perf_counter()
+                con.reset(task, "dev", i + 1)
+                _first_frame(cap)
+                reset_s.append(time.perf_counter() - t0)
+        else:
+            reset_unavailable = "ConsoleProcess has no reset (console reset in place not built yet)"
+    finally:
+        inp.close()
+        cap.close()
+        con.stop()
+    out: dict[str, Any] = {
+        "task": task, "subject": "dev", "steps": steps, "launches": launches,
+        "step_ms": {"median": _med(step_ms), "p95": round(_p95(step_ms), 2)},
+        "drag_step_ms": {"median": _med(drag_ms), "p95": round(_p95(drag_ms), 2)},
+        "capture_ms": _med(timer.capture_ms), "encode_ms": _med(timer.encode_ms),
+        "launch_s": _med(launch_s, 3), "reset_s": _med(reset_s, 3) if reset_s else None,
+        "pss_mib": round(pss, 1),
+    }
+    if reset_unavailable:
+        out["reset_unavailable"] = reset_unavailable
+    return out
+
+
+def run_bench(steps: int = 60, launches: int = 5, modalities: list[str] | None = None) -> dict[str, Any]:
+    """{"cpus", "modalities": {modality: figures}}: every figure from this one run."""
+    mods = modalities or existing_modalities()
+    with VirtualDisplay(1280, 800) as disp:
+        figures = {m: bench_modality(disp, m, steps, launches) for m in mods}
+    # other load on the machine moves every figure: say how busy it was
+    return {"cpus": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2), "modalities": figures}
+
+
+def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
+    """`resets` launches and as many resets in place are timed; `steps` clicks and as many drags."""
+    report = run_bench(steps, resets)
+    if json_out:
+        print(json.dumps(report, indent=2))
+        return 0
+    for m, f in report["modalities"].items():
+        print(f"{m} ({f['task']}, subject dev; {f['steps']} steps, {f['launches']} launches/resets)")
+        for k, v in f.items():
+            if k not in ("task", "subject", "steps", "launches"):
+                print(f"  {k:20s} {v}")
+    return 0
 
 
 if __name__ == "__main__":
