@@ -167,21 +167,27 @@ class ConsoleShell:
         if self.controller is not None:
             for vp in self.controller.viewports():
                 if vp.isVisible():
+                    # after every change of the step: one frame per changed viewport (hidden ones wait)
+                    vp.render_pending()
                     vp.sync_display()
         QtGui.QGuiApplication.sync()
 
     def cmd_settle(self, advance: float = 0.0) -> dict[str, Any]:
+        viewports = self.controller.viewports() if self.controller is not None else []
+        frames_before = [vp.frames_rendered for vp in viewports]
         QtGui.QGuiApplication.sync()  # deliver every X event the runner injected before asking
         self._process_all()
-        if self.controller is not None:
-            for vp in self.controller.viewports():
-                vp.flush_pending_motion()
+        for vp in viewports:
+            vp.flush_pending_motion()
         if advance:
             self.clock.advance(advance)
         self._flush_frames()
         if self.dblclick is not None:
             self.dblclick.epoch += 1
-        return {"sim_time": self.clock.now}
+        # frames each viewport rendered for this step (the runner ignores it; tests and bench read it)
+        frames = {vp.name: vp.frames_rendered - n for vp, n in zip(viewports, frames_before)
+                  if vp.frames_rendered != n}
+        return {"sim_time": self.clock.now, "frames": frames}
 
     def cmd_advance(self, seconds: float) -> dict[str, Any]:
         self.clock.advance(seconds)
@@ -325,7 +331,17 @@ class ConsoleShell:
             self._realtime.setInterval(100)
             self._realtime.timeout.connect(lambda: self.clock.advance(0.1))
             self._realtime.start()
-        return self.app.exec()
+        profile_to = os.environ.get("MEDIMAGEOS_PROFILE")
+        if not profile_to:
+            return self.app.exec()
+        # Developer profiling (issue 14): cProfile over the event loop, stats written at quit.
+        import cProfile
+
+        prof = cProfile.Profile()
+        try:
+            return prof.runcall(self.app.exec)
+        finally:
+            prof.dump_stats(profile_to)
 
 
 def console_arg_parser(prog: str) -> argparse.ArgumentParser:

@@ -5,10 +5,16 @@ widget an agent or solver acts on with `_name`, registers item views (lists, tab
 are targets with `_name_items`, and sends every user action to the model through `_do`, which
 turns a refusal (ConsoleActionError, the reason already in the model's message) into a refresh.
 The shell talks to it through the ConsoleController protocol (consoles.common.shell).
+
+Change notification: the model's notifications reach `_note_change`. Notifications raised
+while an action or a clock advance runs are collected and handled once when it ends, and a topic
+the view has bound (`bind_refresh`) refreshes only the panel parts bound to it: a drag step updates
+the fields, read-outs and overlays that follow the plan, not the whole panel. An unbound topic, a
+refusal, or an action that notified nothing refreshes the whole panel, as before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from PySide6 import QtCore, QtWidgets
@@ -88,11 +94,17 @@ class ViewportAsBuilt:
 class ConsoleViewBase:
     """Base of a console's Qt binding (the shell's ConsoleController).
 
+    PANEL_PARTS names the methods of a subclass's panel refresh, in order, each with the topics
+    that refresh it alone; QUIET_TOPICS change nothing on the panel (see `_note_change`).
+
     A view can be rebound to a new model (`rebind`: a console reset in place for the next
     episode): it then shows exactly what a view freshly built around that model shows. A subclass
     calls `_remember_built_state()` at the end of its construction, before it binds its model,
     and extends `_restore_built_state()` with any widget state of its own (pages, list selections).
     """
+
+    PANEL_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    QUIET_TOPICS: tuple[str, ...] = ()
 
     def __init__(self, model: Any, width: int, height: int) -> None:
         self.model = model
@@ -103,6 +115,13 @@ class ConsoleViewBase:
         self._item_views: list[tuple[str, QtWidgets.QAbstractItemView, ItemKey | None]] = []
         self._cards: list[ParameterCard] = []
         self._viewports_as_built: dict[str, ViewportAsBuilt] = {}
+        self._panel_parts: list[Callable[[], None]] = []  # the full panel refresh, in order
+        self._bindings: dict[str, set[Callable[[], None]]] = {}  # topic -> the parts it refreshes
+        self._batch: _ChangeBatch | None = None  # notifications of the action or advance under way
+        for name, topics in self.PANEL_PARTS:
+            self.panel_part(getattr(self, name), *topics)
+        for topic in self.QUIET_TOPICS:
+            self.bind_refresh(topic)
 
     # ---- naming ---------------------------------------------------------------------------------
     def _name(self, name: str, w: QtWidgets.QWidget) -> QtWidgets.QWidget:
@@ -133,8 +152,9 @@ class ConsoleViewBase:
 
     # ---- binding a model ------------------------------------------------------------------------
     def _on_model(self, what: str) -> None:
-        """The model changed (`what`); subclasses redraw what depends on it."""
-        self._refresh_panel()
+        """The model changed (`what`): subclasses redraw what depends on it in `_show_changes` and
+        their panel parts (see `_note_change`)."""
+        self._note_change(what)
 
     def _bind_model(self) -> None:
         """Listen to `self.model` and show it (the last step of construction and of `rebind`)."""
@@ -170,14 +190,79 @@ class ConsoleViewBase:
             card.rebind(model)
         self._bind_model()
 
-    # ---- actions --------------------------------------------------------------------------------
-    def _do(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Run a user action on the model; a refusal already put its reason in the model's message."""
+    # ---- change notification --------------------------------------------------------------------
+    def panel_part(self, refresh: Callable[[], None], *topics: str) -> Callable[[], None]:
+        """Register one part of the panel refresh (parts run in registration order) and bind it to
+        `topics`: those notifications refresh only the parts bound to them."""
+        self._panel_parts.append(refresh)
+        for topic in topics:
+            self.bind_refresh(topic)
+            self._bindings[topic].add(refresh)
+        return refresh
+
+    def bind_refresh(self, topic: str, *parts: Callable[[], None]) -> None:
+        """Declare that `topic` changes only what `parts` (and whatever is bound to it with
+        `panel_part`) show; bound with no parts, it changes nothing on the panel."""
+        self._bindings.setdefault(topic, set()).update(parts)
+
+    def refresh_parts(self) -> None:
+        """Run every registered panel part in order (a subclass's `_refresh_panel`)."""
+        for part in self._panel_parts:
+            part()
+
+    def _note_change(self, what: str) -> None:
+        """A model notification: handled when the action or clock advance under way ends, else now."""
+        if self._batch is not None:
+            self._batch.note(what)
+        else:
+            self._apply_changes([what], full=False)
+
+    def _show_changes(self, topics: Sequence[str]) -> None:
+        """Redraw what is not a panel part (images, overlays, lists) for these topics (subclass)."""
+
+    def _apply_changes(self, topics: Sequence[str], full: bool) -> None:
+        """Show `topics`, then refresh the panel parts bound to them, or the whole panel when
+        `full` or when a topic is not bound."""
+        self._show_changes(topics)
+        if full or not topics or any(t not in self._bindings for t in topics):
+            self._refresh_panel()
+            return
+        wanted = set().union(*(self._bindings[t] for t in topics))
+        for part in self._panel_parts:
+            if part in wanted:
+                part()
+
+    def _batched(self, fn: Callable[..., Any], *args: Any, refusals: bool = True) -> bool:
+        """Run `fn`, collecting the notifications it raises, then handle them once. With
+        `refusals`, a refusal (ConsoleActionError, its reason in the model's message) is caught and
+        False returned; other exceptions propagate."""
+        if self._batch is not None:  # nested in a batch: the outer one shows it
+            try:
+                fn(*args)
+            except ConsoleActionError:
+                self._batch.full = True
+                if not refusals:
+                    raise
+                return False
+            return True
+        batch = self._batch = _ChangeBatch()
         try:
             fn(*args)
         except ConsoleActionError:
-            pass
-        self._refresh_panel()
+            batch.full = True
+            if not refusals:
+                raise
+        finally:
+            self._batch = None
+        # nothing notified: refresh everything, as every action always did
+        self._apply_changes(batch.topics, full=batch.full or not batch.topics)
+        return not batch.full
+
+    # ---- actions --------------------------------------------------------------------------------
+    def _do(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run a user action on the model; a refusal already put its reason in the model's message.
+        The view catches up once, after the action (see `_note_change`)."""
+        self._batched(fn, *args)
 
     def _refresh_panel(self) -> None:
         """Bring every control up to date with the model (subclasses extend this)."""
@@ -221,4 +306,17 @@ class ConsoleViewBase:
         return out
 
     def on_clock(self, t_old: float, t_new: float) -> None:
-        self.model.on_clock(t_old, t_new)
+        # every event of the advance and its final "clock" shown once, with the state after it
+        self._batched(self.model.on_clock, t_old, t_new, refusals=False)
+
+
+@dataclass
+class _ChangeBatch:
+    """Topics notified while an action or a clock advance runs, in first-notified order."""
+
+    topics: list[str] = field(default_factory=list)
+    full: bool = False  # a refusal: refresh the whole panel
+
+    def note(self, what: str) -> None:
+        if what not in self.topics:
+            self.topics.append(what)

@@ -47,10 +47,18 @@ _libx11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
 
 MouseCallback = Callable[[str, float, float, QtCore.Qt.MouseButton], None]
 
-# How pointer motion reaches the owner. X may batch a drag's motion events differently from run
-# to run, so under the runner ("settle") motion is coalesced and delivered once per step (at
-# settle time, or just before the release); for a person ("timer") once per event-loop pass.
+# How pointer motion and frames reach the owner and the screen. X may batch a drag's motion events
+# differently from run to run, so under the runner ("settle") motion is coalesced and delivered once
+# per step (at settle time, or just before the release), and a viewport whose scene changed is
+# rendered once, by the settle (`render_pending`), after every change of the step: a drag's press,
+# motion and release cost one frame, not one per event. For a person ("timer") motion arrives once
+# per event-loop pass and Qt's paint events render.
 MOTION_DELIVERY = {"mode": "timer"}
+
+
+def frames_at_settle() -> bool:
+    """True under the runner: frames are rendered by the settle, not by Qt paint events."""
+    return MOTION_DELIVERY["mode"] == "settle"
 
 
 class ImageViewport(QVTKRenderWindowInteractor):
@@ -72,6 +80,10 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._renderer.AddActor(self._image_actor)
         self._image = vtkImageData()
         self._overlay_actors: dict[tuple, object] = {}  # (item, camera key) -> actor, reused while unchanged
+        self._undrawn: set[tuple] = set()  # wanted items that draw nothing (hidden handles)
+        self._needs_render = True  # the scene changed since the last frame
+        self.frames_rendered = 0  # every Render() of this viewport, for the settle's frame count
+        self._rendered_size: tuple[int, int] | None = None  # widget size of the last frame
         self._view = (0.0, 1.0, 0.0, 1.0)  # u0, u1, v0, v1 the camera fits
         self._window, self._level = 400.0, 40.0
         self._font_file = _first_existing(FONT_FILE_CANDIDATES)
@@ -332,28 +344,51 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     # ---- overlays ---------------------------------------------------------------------
     def set_overlays(self, overlays: OverlaySet) -> None:
-        """Show exactly these overlay items. Actors of unchanged items are kept, since building
-        (and rasterizing text for) every actor again is the dominant cost of a planning drag."""
+        """Show exactly these overlay items. Actors of unchanged items are kept, and a changed item
+        takes over its predecessor's actor (same name and kind), since building (and rasterizing
+        text for) every actor again was the dominant overlay cost of a planning drag. Nothing
+        changed: no new frame.
+
+        Drawing order is what it always was: kept actors keep their places, changed and new ones
+        go to the end in `overlays` order, and whenever a graphic moved there the labels follow
+        it, so a range edge or a slice line crossing a label never cuts through its text."""
         self.overlays = overlays
         camera_key = (self._view, self.width(), self.height())
         wanted = {(item, camera_key): item for item in overlays.primitives()}
+        if wanted.keys() == self._overlay_actors.keys() | self._undrawn:
+            return
+        props = self._renderer.GetViewProps()
+        spare: dict[tuple, tuple] = {}  # (kind, name) -> (item, actor) no longer wanted
         for key in [k for k in self._overlay_actors if k not in wanted]:
-            self._renderer.RemoveViewProp(self._overlay_actors.pop(key))
-        added_graphics = False
+            spare.setdefault((type(key[0]), key[0].name), (key[0], self._overlay_actors.pop(key)))
+        self._undrawn = set()
+        moved_graphics = False
         for key, item in wanted.items():
-            if key not in self._overlay_actors:
-                actor = self._make_overlay_actor(item)
+            if key in self._overlay_actors:
+                continue
+            old, actor = spare.pop((type(item), item.name), (None, None))
+            if actor is not None and self._update_overlay_actor(actor, old, item):
+                props.RemoveItem(actor)  # to the end of the drawing order, as a new actor would go
+                props.AddItem(actor)
+            else:
                 if actor is not None:
-                    self._renderer.AddViewProp(actor)
-                    self._overlay_actors[key] = actor
-                    added_graphics |= not isinstance(item, Label)
-        if added_graphics:
-            # 2D props draw in the order they were added: labels go last, so a range edge or a
-            # slice line crossing a label never cuts through its text.
+                    self._renderer.RemoveViewProp(actor)
+                actor = self._make_overlay_actor(item)
+                if actor is None:
+                    self._undrawn.add(key)
+                    continue
+                self._renderer.AddViewProp(actor)
+            self._overlay_actors[key] = actor
+            moved_graphics |= not isinstance(item, Label)
+        for _, actor in spare.values():
+            self._renderer.RemoveViewProp(actor)
+        if moved_graphics:
             for (item, _), actor in self._overlay_actors.items():
                 if isinstance(item, Label):
-                    self._renderer.RemoveViewProp(actor)
-                    self._renderer.AddViewProp(actor)
+                    # reordered within the renderer's prop list: RemoveViewProp would also free
+                    # the label's rasterized text, to be made again at the next render
+                    props.RemoveItem(actor)
+                    props.AddItem(actor)
         self.refresh()
 
     def label_rects(self) -> dict[str, list[int]]:
@@ -377,6 +412,16 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     def _polyline_actor(self, pts_px: list[tuple[float, float]], color, width: float, closed=False,
                         dashed=False) -> vtkActor2D:
+        mapper = vtkPolyDataMapper2D()
+        mapper.SetInputData(self._polyline_data(pts_px, closed, dashed))
+        actor = vtkActor2D()
+        actor.SetMapper(mapper)
+        actor.GetProperty().SetColor(*color)
+        actor.GetProperty().SetLineWidth(width)
+        return actor
+
+    def _polyline_data(self, pts_px: list[tuple[float, float]], closed: bool, dashed: bool) -> vtkPolyData:
+        """Line segments through widget pixels (y down) in VTK display coordinates (y up)."""
         h = self.height()
         points, cells = vtkPoints(), vtkCellArray()
         segs = list(zip(pts_px, pts_px[1:] + (pts_px[:1] if closed else [])))
@@ -393,54 +438,76 @@ class ImageViewport(QVTKRenderWindowInteractor):
         poly = vtkPolyData()
         poly.SetPoints(points)
         poly.SetLines(cells)
-        mapper = vtkPolyDataMapper2D()
-        mapper.SetInputData(poly)
-        actor = vtkActor2D()
-        actor.SetMapper(mapper)
-        actor.GetProperty().SetColor(*color)
-        actor.GetProperty().SetLineWidth(width)
-        return actor
+        return poly
 
-    def _make_overlay_actor(self, item):
+    def _graphic_path(self, item) -> tuple[list[tuple[float, float]], bool, bool, float] | None:
+        """(widget pixel points, closed, dashed, line width) of a drawn graphic item, None if it
+        draws nothing (a hidden handle) or is not a graphic."""
         if isinstance(item, Line):
-            return self._polyline_actor([self.to_widget(item.u0, item.v0), self.to_widget(item.u1, item.v1)],
-                                        item.color, item.width, dashed=item.dashed)
+            return ([self.to_widget(item.u0, item.v0), self.to_widget(item.u1, item.v1)], False, item.dashed,
+                    item.width)
         if isinstance(item, Polyline):
-            return self._polyline_actor([self.to_widget(u, v) for u, v in item.points], item.color, item.width,
-                                        closed=item.closed, dashed=item.dashed)
+            return [self.to_widget(u, v) for u, v in item.points], item.closed, item.dashed, item.width
         if isinstance(item, Box):
             a = self.to_widget(item.u0, item.v0)
             b = self.to_widget(item.u1, item.v1)
-            pts = [(a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1])]
-            return self._polyline_actor(pts, item.color, item.width, closed=True)
-        if isinstance(item, Handle):
-            if not item.visible:
-                return None
+            return [(a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1])], True, False, item.width
+        if isinstance(item, Handle) and item.visible:
             x, y = self.to_widget(item.u, item.v)
             s = item.size_px / 2.0
             if item.role == "rotate":  # a round grip says "turn me"
                 pts = [(x + s * np.cos(a), y + s * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 16, endpoint=False)]
             else:
                 pts = [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)]
-            return self._polyline_actor(pts, item.color, 2.0, closed=True)
+            return pts, True, False, 2.0
+        return None
+
+    def _label_position(self, item: Label) -> tuple[float, float]:
+        """Display position (VTK pixels, y up) of a label's anchor."""
+        if item.screen_anchored:
+            x, y = item.u, item.v
+        else:
+            x, y = self.to_widget(item.u, item.v)
+        if isinstance(item, Text):
+            x, y = x + item.offset_px[0], y + item.offset_px[1]
+        return x, self.height() - y
+
+    def _update_overlay_actor(self, actor, old, item) -> bool:
+        """Make `actor`, drawn for `old` (an item of the same kind and name), draw `item` if no
+        other actor state than a new actor's is needed: a graphic's path, colour and width; a
+        label's text and position (its font, colour, background and anchors unchanged)."""
+        if isinstance(item, Label):
+            if _label_style(old) != _label_style(item):
+                return False
+            if item.text != old.text:
+                actor.SetInput(item.text)
+            actor.SetPosition(*self._label_position(item))
+            return True
+        path = self._graphic_path(item)
+        if path is None:
+            return False
+        pts, closed, dashed, width = path
+        actor.GetMapper().SetInputData(self._polyline_data(pts, closed, dashed))
+        actor.GetProperty().SetColor(*item.color)
+        actor.GetProperty().SetLineWidth(width)
+        return True
+
+    def _make_overlay_actor(self, item):
+        path = self._graphic_path(item)
+        if path is not None:
+            pts, closed, dashed, width = path
+            return self._polyline_actor(pts, item.color, width, closed=closed, dashed=dashed)
         if isinstance(item, Label):
             actor = self._make_text(item.text, item.size_px, item.color, item.background)
-            if item.screen_anchored:
-                x, y = item.u, item.v
-            else:
-                x, y = self.to_widget(item.u, item.v)
             tp = actor.GetTextProperty()
             {"left": tp.SetJustificationToLeft, "center": tp.SetJustificationToCentered,
              "right": tp.SetJustificationToRight}[item.align]()
-            valign = "center"
-            if isinstance(item, Text):
-                valign = item.valign
-                x, y = x + item.offset_px[0], y + item.offset_px[1]
+            valign = item.valign if isinstance(item, Text) else "center"
             {"center": tp.SetVerticalJustificationToCentered, "top": tp.SetVerticalJustificationToTop,
              "bottom": tp.SetVerticalJustificationToBottom}[valign]()
-            actor.SetPosition(x, self.height() - y)
+            actor.SetPosition(*self._label_position(item))
             return actor
-        return None
+        return None  # a hidden handle
 
     def _make_text(self, text: str, size: int, color, background: bool = False) -> vtkTextActor:
         actor = vtkTextActor()
@@ -457,11 +524,45 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     # ---- rendering --------------------------------------------------------------------
     def refresh(self) -> None:
-        """Schedule a repaint (rendered in the next event-loop pass, then synced by settle)."""
-        self.update()
+        """The scene changed: render it before the next frame is shown, once however many changes
+        come first (under the runner by the settle's `render_pending`, else by a Qt paint event)."""
+        self._needs_render = True
+        if not frames_at_settle():
+            self.update()
+
+    def render_pending(self) -> bool:
+        """Render if the scene changed since the last frame and the viewport is on screen (a
+        hidden one keeps its change for when it is shown). True if a frame was rendered."""
+        if not self._needs_render or not self.isVisible():
+            return False
+        self._needs_render = False
+        size = (self.width(), self.height())
+        # Mesa sizes the window's drawable lazily: the first frame at a new size (or the first ever) is
+        # drawn at the drawable's old size, a corner over what the window showed before. Draw it again.
+        passes = 1 if self._rendered_size == size else 2
+        self._rendered_size = size
+        for _ in range(passes):
+            self.frames_rendered += 1
+            self._Iren.Render()
+        return True
 
     def render_now(self) -> None:
+        """Render at once, whatever changed (for probes that drive a viewport without a shell)."""
+        self._needs_render = False
+        self.frames_rendered += 1
         self.GetRenderWindow().Render()
+
+    def paintEvent(self, ev: QtGui.QPaintEvent) -> None:  # noqa: N802 (Qt API)
+        # Exposed, resized or shown: the window needs a frame. Under the runner the settle renders it.
+        self._needs_render = True
+        if not frames_at_settle():
+            self.render_pending()
+
+    def showEvent(self, ev: QtGui.QShowEvent) -> None:  # noqa: N802 (Qt API)
+        # A page switch maps the window anew; render at the next settle even if X's expose event
+        # for it arrives only after that settle.
+        super().showEvent(ev)
+        self._needs_render = True
 
     def sync_display(self) -> None:
         """Wait until the X server has the rendered frame (VTK draws on its own X connection)."""
@@ -530,6 +631,11 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     def leaveEvent(self, ev) -> None:  # noqa: N802
         pass
+
+
+def _label_style(item: Label) -> tuple:
+    """Everything of a label's actor but its text and position."""
+    return (item.size_px, item.color, item.background, item.align, getattr(item, "valign", "center"))
 
 
 def _fmt(value: float) -> str:

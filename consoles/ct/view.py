@@ -1,7 +1,7 @@
 """Qt binding of the CT console model: widgets show the model and forward user input to it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -330,69 +330,119 @@ class CTConsoleView(ConsoleViewBase):
         self.model.open_recon(row if row >= 0 else None)
         self._show_page(1)
 
-    def _on_model(self, what: str) -> None:
+    def _show_changes(self, topics: Sequence[str]) -> None:
+        """Images, overlays and the series list for these notifications, each redrawn once."""
         m = self.model
-        if what in ("init", "scout"):
+        t = set(topics)
+        if t & {"init", "scout"}:
             self._show_scouts()
-        if what in ("init", "scout", "plan", "protocol", "params", "bolus", "series"):
+        if t & {"init", "scout", "plan", "protocol", "params", "bolus", "series"}:
             self._draw_plan()
-        if what in ("init", "bolus", "scout", "protocol"):
+        if t & {"init", "bolus", "scout", "protocol"}:
             self._show_monitor()
-        if what in ("init", "series"):
+        if t & {"init", "series"}:
             self.series_list.clear()
             for s in m.series:
                 tag = "  (prior)" if s.prior else ""
                 self.series_list.addItem(f"#{s.uid} {get_protocol(s.protocol).name}{tag}\n"
                                          f"    {s.start_mm:.0f} to {s.end_mm:.0f} mm, {s.n_images} img\n"
                                          f"    DLP {s.dlp_mgycm:.0f} mGy·cm")
-        if what in ("init", "recon", "recon_slice", "series"):
+        if t & {"init", "recon", "recon_slice", "series"}:
             self._show_recon()
-        self._refresh_panel()
+
+    # The panel in refresh order, each part with the notifications that refresh it alone ("plan":
+    # range, table height, confirmation; "params": acquisition parameters; both may unconfirm the
+    # plan, which changes the message and the buttons that need a confirmed plan). Other topics
+    # refresh the whole panel.
+    PANEL_PARTS = (
+        ("_refresh_header", ()),
+        ("_refresh_message", ("plan", "params")),
+        ("_refresh_protocol_list", ("protocol_selection",)),
+        ("_refresh_workflow_buttons", ()),
+        ("_refresh_plan_fields", ("plan",)),
+        ("_refresh_acquisition_fields", ("params",)),
+        ("_refresh_plan_buttons", ("plan", "params")),
+        ("_refresh_dose", ("plan", "params")),
+        ("_refresh_bolus_controls", ("plan", "params")),
+        ("_refresh_bolus_status", ()),
+        ("_refresh_progress", ()),
+    )
+    QUIET_TOPICS = ("recon_slice",)  # the image and its caption are drawn by _show_recon
 
     def _refresh_panel(self) -> None:
+        self.refresh_parts()
+
+    def _refresh_header(self) -> None:
         m = self.model
         p = m.protocol
         hr = f"   HR {m.heart_rate_bpm} bpm" if p is not None and p.contrast else ""
         self.patient_label.setText(
             f"Patient: {m.subject.id.upper()}   Supine, head first   Protocol: {p.name if p else '-'}{hr}")
         self.clock_label.setText(f"Exam time {m.t:7.1f} s")
-        busy = m.busy
         status = ("SCANNING" if m.scan_status == "scanning" else
                   "RECONSTRUCTING" if m.scan_status == "reconstructing" else
                   "SCOUT" if m.scout_status == "acquiring" else "READY")
         self.status_label.setText(f"Scanner: <b>{status}</b>")
-        self.message.setText(m.message)
+
+    def _refresh_message(self) -> None:
+        self.message.setText(self.model.message)
+
+    def _refresh_protocol_list(self) -> None:
+        m = self.model
         if m.selected_protocol:
             for i in range(self.protocol_list.count()):
                 it = self.protocol_list.item(i)
                 if it.data(QtCore.Qt.ItemDataRole.UserRole) == m.selected_protocol and not it.isSelected():
                     self.protocol_list.setCurrentRow(i)
-        planning = m.scout_status == "done" and not busy
-        self.load_btn.setEnabled(not busy)
-        self.scout_btn.setEnabled(p is not None and not busy)
+
+    def _refresh_workflow_buttons(self) -> None:
+        m = self.model
+        self.load_btn.setEnabled(not m.busy)
+        self.scout_btn.setEnabled(m.protocol is not None and not m.busy)
+
+    def _refresh_plan_fields(self) -> None:
         self.plan_card.refresh()
+
+    def _refresh_acquisition_fields(self) -> None:
         self.acquisition_card.refresh()
+
+    def _refresh_plan_buttons(self) -> None:
+        m = self.model
+        busy = m.busy
+        planning = m.scout_status == "done" and not busy
         self.confirm_btn.setEnabled(planning and not m.confirmed)
         self.confirm_btn.setText("Plan confirmed" if m.confirmed else "Confirm plan")
         self.scan_btn.setEnabled(m.confirmed and not busy)
         self.open_btn.setEnabled(bool(m.series) and not busy)
         self.length_label.setText(f"{m.start_mm - m.end_mm:.1f} mm")
+
+    def _refresh_dose(self) -> None:
+        m = self.model
         d = m.current_dose()
         self.dose_label.setText(f"CTDIvol {d.ctdi_vol_mgy:.2f} mGy   DLP {d.dlp_mgycm:.0f} mGy·cm\n"
                                 f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
         if m.ctdi_limit_mgy is not None:
             if m.dose_limit_exceeded():
-                self.dose_limit_label.setText(f"DOSE NOTICE: CTDIvol > limit {m.ctdi_limit_mgy:.1f} mGy")
-                self.dose_limit_label.setStyleSheet("background: #7a1f1f; color: white; padding: 3px;")
+                text = f"DOSE NOTICE: CTDIvol > limit {m.ctdi_limit_mgy:.1f} mGy"
+                style = "background: #7a1f1f; color: white; padding: 3px;"
             else:
-                self.dose_limit_label.setText(f"Within dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy")
-                self.dose_limit_label.setStyleSheet("background: #1f4d2a; color: white; padding: 3px;")
-        contrast = p is not None and p.contrast
-        self.tab_bolus.setEnabled(contrast)
-        b = m.bolus
+                text = f"Within dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy"
+                style = "background: #1f4d2a; color: white; padding: 3px;"
+            self.dose_limit_label.setText(text)
+            if self.dose_limit_label.styleSheet() != style:  # a new style sheet re-polishes the widget
+                self.dose_limit_label.setStyleSheet(style)
+
+    def _refresh_bolus_controls(self) -> None:
+        m = self.model
+        p = m.protocol
+        self.tab_bolus.setEnabled(p is not None and p.contrast)
         self.bolus_card.refresh()
         self.monitor_ref_btn.setEnabled(SETUP_EDITABLE(m))
         self.bolus_btn.setEnabled(CAN_START(m))
+
+    def _refresh_bolus_status(self) -> None:
+        m = self.model
+        b = m.bolus
         status = {"off": "Set the monitoring slice and take a reference image.",
                   "ready": "Click the descending aorta on the image to place the ROI." if b.roi is None else
                   "ROI placed. Confirm the plan, then start the injection.",
@@ -404,6 +454,9 @@ class CTConsoleView(ConsoleViewBase):
             status += f"\nInjection started at {m.t_injection:.1f} s ({m.t - m.t_injection:.0f} s ago)."
         self.bolus_status.setText(status)
         self.hu_curve.update()
+
+    def _refresh_progress(self) -> None:
+        m = self.model
         self.progress.setValue(int(round(1000 * m.scan_progress())))
         if m.scan_status == "idle":
             self.progress.setFormat(f"Series {len(m.series)} complete" if m.series else "No scan yet")
