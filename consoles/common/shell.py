@@ -53,7 +53,6 @@ class ConsoleController(Protocol):
 EpisodeFactory = Callable[[str, str, int], tuple[dict[str, Any], Any]]
 
 
-
 def widget_screen_rect(w: QtWidgets.QWidget) -> list[int] | None:
     """[x, y, width, height] on the screen, or None if the widget is not visible."""
     if not w.isVisible():
