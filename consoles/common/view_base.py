@@ -159,7 +159,16 @@ class ConsoleViewBase:
     def _bind_model(self) -> None:
         """Listen to `self.model` and show it (the last step of construction and of `rebind`)."""
         self.model.listeners.append(self._on_model)
+        for vp in self.viewports():
+            vp.resize_callback = self._on_viewport_resized
         self._on_model("init")
+
+    def _on_viewport_resized(self, vp: ImageViewport) -> None:
+        """A viewport changed size (a page shown for the first time, a layout switch): its
+        overlays were laid out for the old size, so draw them again (topic "viewport_resized"
+        in `_show_changes`). Without this a task starting on another page showed the scout's
+        range box at the hidden page's size the first time Planning was opened."""
+        self._show_changes(["viewport_resized"])
 
     def _remember_built_state(self) -> None:
         """Record every viewport's as-built state (called once the widgets exist, before binding)."""

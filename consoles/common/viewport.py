@@ -93,6 +93,9 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._placeholder.GetTextProperty().SetVerticalJustificationToCentered()
         self._renderer.AddViewProp(self._placeholder)
         self.mouse_callback: MouseCallback | None = None
+        # Called after a resize: overlays are laid out in pixels (and screen-anchored labels at
+        # the edges), so whoever builds them must build them again at the new size.
+        self.resize_callback: Callable[["ImageViewport"], None] | None = None
         self.wheel_callback: Callable[[int], None] | None = None
         self.window_level_callback: Callable[[float, float], None] | None = None
         self._wl_drag: tuple[float, float, float, float] | None = None
@@ -296,6 +299,8 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._fit_camera()
         if self._cmap is not None:
             self._update_color_bar()
+        if self.resize_callback is not None and ev.size() != ev.oldSize():
+            self.resize_callback(self)
 
     # ---- coordinates ------------------------------------------------------------------
     def to_widget(self, u: float, v: float) -> tuple[float, float]:

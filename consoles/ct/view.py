@@ -336,9 +336,9 @@ class CTConsoleView(ConsoleViewBase):
         t = set(topics)
         if t & {"init", "scout"}:
             self._show_scouts()
-        if t & {"init", "scout", "plan", "protocol", "params", "bolus", "series"}:
+        if t & {"init", "scout", "plan", "protocol", "params", "bolus", "series", "viewport_resized"}:
             self._draw_plan()
-        if t & {"init", "bolus", "scout", "protocol"}:
+        if t & {"init", "bolus", "scout", "protocol", "viewport_resized"}:
             self._show_monitor()
         if t & {"init", "series"}:
             self.series_list.clear()
@@ -347,7 +347,7 @@ class CTConsoleView(ConsoleViewBase):
                 self.series_list.addItem(f"#{s.uid} {get_protocol(s.protocol).name}{tag}\n"
                                          f"    {s.start_mm:.0f} to {s.end_mm:.0f} mm, {s.n_images} img\n"
                                          f"    DLP {s.dlp_mgycm:.0f} mGy·cm")
-        if t & {"init", "recon", "recon_slice", "series"}:
+        if t & {"init", "recon", "recon_slice", "series", "viewport_resized"}:
             self._show_recon()
 
     # The panel in refresh order, each part with the notifications that refresh it alone ("plan":

@@ -180,10 +180,9 @@ def test_the_comparison_catches_a_reset_that_forgets_the_page_or_window_level(di
     assert "step_000.png" in _differences(reused[1], fresh[1])
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a fresh console's first frame after first showing the "
-                   "Planning page of a recovery task (which starts on Review) renders its scouts at a stale "
-                   "size; a reset console that showed that page before renders it correctly (issue 14)")
 def test_recovery_task_after_a_planning_episode_matches_a_fresh_launch(display, tmp_path, subject_cache):
+    """A recovery task starts on Review, so its scouts are first shown at a new size: the overlays are
+    drawn again on resize (they used to stay at the hidden page's size on a fresh console only)."""
     require_console()
     sequence = [SEQUENCE[0], ("ct_undercoverage_recovery", "dev", 1, ReferenceAgent, "reset")]
     reused = _run(sequence, tmp_path / "reused", display, ConsoleKeeper(reuse=True))
