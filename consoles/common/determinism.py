@@ -87,34 +87,49 @@ def neutral_palette() -> QtGui.QPalette:
 
 
 class DoubleClickFilter(QtCore.QObject):
-    """Pairs clicks into a double click only when both arrive within one runner step.
+    """Makes a double click exactly 'two presses of one button within one runner step'.
 
-    Qt pairs presses by X server timestamps (wall time), so two separate agent clicks could merge
-    into a double click on a fast machine and not on a slow one. The runner injects a double_click
-    as one burst and settles after every action, so 'same step' is the deterministic criterion.
+    Qt pairs presses by X server timestamps (wall time) and, under XTEST, not even reliably: the
+    same injected double click came through as a double click in one run and as two presses in
+    the next, and a short drag followed by another starting within a few pixels turned the second
+    press into a double click, so that drag never started. Qt's own pairing is therefore switched
+    off (a zero interval, see configure_application) and done here instead: the runner injects a
+    double_click as one burst and settles after every action, so 'same step' is deterministic.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.epoch = 0
-        self._last_press_epoch = -1
+        self._press_epoch = -1
+        self._presses = 0  # physical presses seen at the window in _press_epoch
+        self._delivering = False
+
+    def reset(self) -> None:
+        """As constructed: the first runner step, no press seen (a console reset in place)."""
+        self.epoch, self._press_epoch, self._presses = 0, -1, 0
 
     def eventFilter(self, obj: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802 (Qt API)
         et = event.type()
-        if et == QtCore.QEvent.Type.MouseButtonPress:
-            self._last_press_epoch = self.epoch
-        elif et == QtCore.QEvent.Type.MouseButtonDblClick:
-            if self._last_press_epoch != self.epoch:
-                # demote to a plain press delivered to the same widget
-                me = event  # QMouseEvent
-                press = QtGui.QMouseEvent(
-                    QtCore.QEvent.Type.MouseButtonPress, me.position(), me.scenePosition(),
-                    me.globalPosition(), me.button(), me.buttons(), me.modifiers(),
-                )
-                self._last_press_epoch = self.epoch
-                QtCore.QCoreApplication.sendEvent(obj, press)
+        if et == QtCore.QEvent.Type.MouseButtonPress and isinstance(obj, QtGui.QWindow) and not self._delivering:
+            # Each physical press reaches the window exactly once (widgets may see it twice,
+            # through their parents); the presses of one double_click can share an X timestamp.
+            if self._press_epoch != self.epoch:
+                self._press_epoch, self._presses = self.epoch, 0
+            self._presses += 1
+            if self._presses == 2:  # the second press of this step: press, then double click, as Qt does
+                me = event
+                dbl = QtGui.QMouseEvent(QtCore.QEvent.Type.MouseButtonDblClick, me.position(),
+                                        me.scenePosition(), me.globalPosition(), me.button(),
+                                        me.buttons(), me.modifiers())
+                self._delivering = True
+                try:
+                    obj.event(event)
+                    QtCore.QCoreApplication.sendEvent(obj, dbl)
+                finally:
+                    self._delivering = False
                 return True
-            self._last_press_epoch = self.epoch
+        elif et == QtCore.QEvent.Type.MouseButtonDblClick and not self._delivering:
+            return True  # Qt's own pairing (should not happen with a zero interval)
         elif et in (QtCore.QEvent.Type.ToolTip, QtCore.QEvent.Type.WhatsThis):
             return True  # tooltips appear after a wall-clock hover delay
         return False
@@ -153,10 +168,10 @@ def configure_application(app: QtWidgets.QApplication, benchmark_mode: bool) -> 
         app.setEffectEnabled(effect, False)
     if not benchmark_mode:
         return None
-    # Qt still decides 'is this a double click' by timestamp; make that window generous and let
-    # DoubleClickFilter reject pairs that span runner steps.
-    QtGui.QGuiApplication.styleHints().setMouseDoubleClickInterval(5000)
-    app.setDoubleClickInterval(5000)
+    # Qt never pairs clicks itself (by wall-clock timestamps); DoubleClickFilter pairs the two
+    # presses of one runner step instead.
+    QtGui.QGuiApplication.styleHints().setMouseDoubleClickInterval(0)
+    app.setDoubleClickInterval(0)
     app.setKeyboardInputInterval(0)
     filt = DoubleClickFilter()
     app.installEventFilter(filt)

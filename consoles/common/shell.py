@@ -250,9 +250,8 @@ class ConsoleShell:
         self.window.update()
         for vp in self.controller.viewports():
             vp.refresh()
-        if self.dblclick is not None:  # as constructed: no press seen, first step's epoch
-            self.dblclick.epoch = 0
-            self.dblclick._last_press_epoch = -1
+        if self.dblclick is not None:
+            self.dblclick.reset()
         self._process_all()
         self._focus_as_activated()
         self._process_all()

@@ -130,3 +130,23 @@ def test_a_thousand_random_actions_do_not_crash_or_hang(display, tmp_path):
     assert v.termination == "budget", v.reason
     assert v.outcome != "INVALID", v.reason
     assert v.steps == 1000
+
+
+def test_short_drags_in_a_row_each_move_the_range(display, tmp_path):
+    """Five 4 px drags of the range move it as far as one 20 px drag (each press within Qt's
+    double-click distance of the one before used to be taken as a double click and lost)."""
+    card = load_card("ct_kub_low_dose_constraint")
+    start = [{"action": "click", "x": 158, "y": 180}, {"action": "click", "x": 158, "y": 214},
+             {"action": "click", "x": 158, "y": 284}, {"action": "wait", "seconds": 4}]
+    plans = {"one": [{"action": "drag", "x": 616, "y": 411, "to_x": 616, "to_y": 431}],
+             "five": [{"action": "drag", "x": 616, "y": 411 + 4 * i, "to_x": 616, "to_y": 415 + 4 * i}
+                      for i in range(5)]}
+    plan = {}
+    for name, drags in plans.items():
+        agent = ScriptedAgent([json.dumps(a) for a in start + drags])
+        run_episode(EpisodeSpec(card, "dev", 0), agent, tmp_path / name, display)
+        d = episode_dir(tmp_path / name, "scripted", card.id, "dev", 0)
+        plan[name] = json.loads((d / "state.json").read_text())["plan"]
+    moved = plan["one"]["start_mm"] - plan["five"]["start_mm"]
+    assert abs(moved) <= 0.3, (plan["one"], plan["five"])  # rounding of five pixel->mm conversions
+    assert plan["five"]["start_mm"] < -245.0, plan["five"]  # the range moved down about 20 mm
