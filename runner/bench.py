@@ -138,7 +138,8 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         clicks, drags = ACTIONS[modality](con, inp, steps)
         step_ms = timer.run(clicks)
         drag_ms = timer.run(drags())
-        pss = pss_mib(os.getpid()) + pss_mib(disp.proc.pid) + pss_mib(con.proc.pid)
+        parts = {"worker": pss_mib(os.getpid()), "xvfb": pss_mib(disp.proc.pid), "console": pss_mib(con.proc.pid)}
+        pss = sum(parts.values())
         reset_unavailable = None
         if hasattr(con, "reset"):
             for i in range(launches):
@@ -158,7 +159,7 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         "drag_step_ms": {"median": _med(drag_ms), "p95": round(_p95(drag_ms), 2)},
         "capture_ms": _med(timer.capture_ms), "encode_ms": _med(timer.encode_ms),
         "launch_s": _med(launch_s, 3), "reset_s": _med(reset_s, 3) if reset_s else None,
-        "pss_mib": round(pss, 1),
+        "pss_mib": round(pss, 1), "pss_parts_mib": {k: round(v, 1) for k, v in parts.items()},
     }
     if reset_unavailable:
         out["reset_unavailable"] = reset_unavailable

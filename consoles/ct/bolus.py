@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rendering import ct_physics
+
 from consoles.common.model_base import ModelComponent, Rule, ScheduledEvent
 from consoles.common.params import Parameter
 
@@ -124,9 +126,8 @@ class BolusTracking(ModelComponent):
         zs = float(h.subject_from_table_z(self.monitor_z_mm))
         img = h._hu_slab(zs - 2.5, zs + 2.5, h.hu_lut_at(t)).mean(axis=0)
         if rng is not None:
-            from scipy.ndimage import uniform_filter
-            img = img + MONITOR_NOISE_HU * 2.0 * uniform_filter(
-                rng.standard_normal(img.shape).astype(np.float32), size=2)
+            img = img + MONITOR_NOISE_HU * 2.0 * ct_physics.box2_filter(
+                rng.standard_normal(img.shape).astype(np.float32), axes=(0, 1))
         return img.astype(np.float32)
 
     def acquire_reference(self) -> None:

@@ -64,3 +64,36 @@ def test_water_equivalent_diameter_of_water_disc():
 
 def test_scan_duration():
     assert ctp.scan_duration_s(400, 1.0, 40, 0.5) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("shape,axes,size", [((3, 64, 80), (1, 2), (1, 2, 2)), ((97, 131), (0, 1), 2),
+                                             ((1, 1), (0, 1), 2), ((4, 5, 6), (1, 2), (1, 2, 2))])
+def test_box2_filter_gives_scipys_uniform_filter_bytes(shape, axes, size):
+    from scipy.ndimage import uniform_filter
+
+    from rendering.ct_physics import box2_filter
+
+    x = (np.random.default_rng(sum(shape)).standard_normal(shape) * 300).astype(np.float32)
+    assert box2_filter(x, axes).tobytes() == uniform_filter(x, size=size).tobytes()
+
+
+def test_a_ct_episode_never_imports_scipy():
+    """scipy.ndimage cost every CT console 28 MiB PSS for one box filter; the model runs without it."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from rendering.subjects import load_runtime
+from tasks.card import load_card
+from consoles.ct.model import CTModel
+card = load_card("ccta_heart_coverage_isocenter")
+m = CTModel(load_runtime("dev"), card.id, 0, dict(card.initial_state), dict(card.perturbations))
+m.select_protocol("ccta"); m.load_protocol(); m.acquire_scout(); m.on_clock(0.0, 10.0)
+m.acquire_monitor_reference(); m.confirm(); m.scan(); m.on_clock(10.0, 60.0)
+assert m.series, "no series was acquired"
+print(sorted(k for k in sys.modules if k.split(".")[0] == "scipy"))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "[]"
