@@ -79,8 +79,9 @@ def cmd_run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     workers = max(1, int(getattr(args, "workers", 1) or 1))
     backend = getattr(args, "backend", "local")
+    reuse = False if getattr(args, "no_reuse", False) else None  # None: on unless MEDIMAGEOS_CONSOLE_REUSE=0
     common = dict(coord_scale=args.coord_scale, max_invalid_retries=args.max_invalid_retries,
-                  episode_timeout_s=args.episode_timeout)
+                  episode_timeout_s=args.episode_timeout, reuse=reuse)
     print(f"running {len(specs)} episode(s) with agent {name} -> {out} "
           f"({backend}, {workers} worker(s))", file=sys.stderr)
     if backend == "ray":
@@ -92,7 +93,7 @@ def cmd_run(args) -> int:
 
         verdicts = run_parallel(specs, factory, out, name, workers=workers, **common)
     else:
-        verdicts = run_sequential(specs, factory, out, name, coord_scale=args.coord_scale)
+        verdicts = run_sequential(specs, factory, out, name, coord_scale=args.coord_scale, reuse=reuse)
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.outcome] = counts.get(v.outcome, 0) + 1
@@ -180,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--from", dest="replay_from")
     r.add_argument("--random-seed", type=int, default=0)
     r.add_argument("--workers", type=int, default=1, help="episodes at once, each on its own Xvfb display")
+    r.add_argument("--no-reuse", action="store_true",
+                   help="launch a console per episode instead of resetting a worker's console in place "
+                        "(same screenshots, slower; also MEDIMAGEOS_CONSOLE_REUSE=0)")
     r.add_argument("--backend", default="local", choices=["local", "ray"],
                    help="local worker processes, or Ray actors (one display each)")
     r.add_argument("--ray-address", default=None, help="Ray cluster to join (e.g. auto); default: start a local one")

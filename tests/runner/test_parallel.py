@@ -237,19 +237,27 @@ def _episode_bytes(d: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.display
-def test_two_fresh_runner_processes_give_byte_identical_screenshots(tmp_path):
-    """The task whose focused numeric fields used to differ between processes, run twice by the CLI."""
+def test_two_fresh_runner_processes_with_and_without_console_reuse_give_byte_identical_episodes(tmp_path):
+    """Two CLI runs of two tasks, the first resetting its console in place for the second episode and
+    the second launching a console per episode (--no-reuse): every screenshot byte-identical, state
+    dumps identical but for how the console started. The second task types into numeric fields."""
     require_console()
-    task = TYPING_TASK
-    for name in ("a", "b"):
-        r = subprocess.run([sys.executable, "-m", "runner.cli", "run", "--agent", "reference", "--tasks", task,
-                            "--subjects", "dev", "--seeds", "0", "--out", str(tmp_path / name)],
-                           capture_output=True, text=True, timeout=240)
+    tasks = ["ct_ui_smoke_routine", TYPING_TASK]
+    for name, extra in (("reuse", []), ("fresh", ["--no-reuse"])):
+        r = subprocess.run([sys.executable, "-m", "runner.cli", "run", "--agent", "reference", "--tasks",
+                            ",".join(tasks), "--subjects", "dev", "--seeds", "0", "--out", str(tmp_path / name),
+                            *extra], capture_output=True, text=True, timeout=240)
         assert r.returncode == 0, r.stderr[-2000:]
-    rel = Path("reference") / task / "dev" / "seed0"
-    a, b = _episode_bytes(tmp_path / "a" / rel), _episode_bytes(tmp_path / "b" / rel)
-    assert a.keys() == b.keys() and len(a) > 10
-    assert [n for n in a if a[n] != b[n]] == []
+    starts = {}
+    for task in tasks:
+        rel = Path("reference") / task / "dev" / "seed0"
+        a, b = _episode_bytes(tmp_path / "reuse" / rel), _episode_bytes(tmp_path / "fresh" / rel)
+        sa, sb = (json.loads(x.pop("state.json")) for x in (a, b))
+        starts[task] = (sa["provenance"].pop("console_start"), sb["provenance"].pop("console_start"))
+        assert sa == sb, task
+        assert a.keys() == b.keys() and len(a) > 10
+        assert [n for n in a if a[n] != b[n]] == [], task
+    assert sorted(starts.values()) == [("launch", "launch"), ("reset", "launch")], starts
 
 
 @pytest.mark.display
