@@ -1,4 +1,5 @@
-"""Baseline agents: no-op (never acts) and a seeded random agent (random allowed actions)."""
+"""Baseline agents: no-op (never acts), a seeded random agent (random allowed actions) and a
+scripted agent (a fixed list of action texts, then done: tests and hand-made demonstrations)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,21 @@ class NoopAgent:
         if "wait" in self.card.action_profile.allowed_actions:
             return json.dumps({"action": "wait", "seconds": 1})
         return json.dumps({"action": "move", "x": 4, "y": 4})
+
+
+class ScriptedAgent:
+    """Gives these action texts in order, then `done`."""
+
+    name = "scripted"
+
+    def __init__(self, outputs: list[str]) -> None:
+        self.outputs = list(outputs)
+
+    def reset(self, card: TaskCard, subject: str, seed: int) -> None:
+        pass
+
+    def act(self, obs: Observation) -> str:
+        return self.outputs.pop(0) if self.outputs else '{"action": "done"}'
 
 
 class RandomAgent:

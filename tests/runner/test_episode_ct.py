@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner.agents.reference import ReferenceAgent
-from runner.agents.simple import NoopAgent, RandomAgent
+from runner.agents.simple import NoopAgent, RandomAgent, ScriptedAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
 from tasks.card import load_card
@@ -43,19 +43,6 @@ def test_reference_passes_noop_fails_and_runs_are_byte_identical(display, tmp_pa
     noop = run_episode(EpisodeSpec(card, "dev", 0), NoopAgent(), tmp_path / "a", display)
     assert noop.outcome == "FAIL" and noop.sr == 0.0 and noop.termination == "budget"
     assert noop.steps == card.budgets.max_steps
-
-
-class ScriptedAgent:
-    name = "scripted"
-
-    def __init__(self, outputs: list[str]) -> None:
-        self.outputs = list(outputs)
-
-    def reset(self, card, subject, seed) -> None:
-        pass
-
-    def act(self, obs) -> str:
-        return self.outputs.pop(0) if self.outputs else '{"action": "done"}'
 
 
 BAD_OUTPUTS = {

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from runner.agents.simple import ScriptedAgent
 from runner.episode import CARD_FILE, EpisodeSpec, run_episode
 from runner.results import episode_dir
 from runner.step import RECEIPT_KEYS, make_receipt
@@ -32,19 +33,6 @@ SCRIPT = [
     '{"action": "key", "key": "Escape"}',
     '{"action": "done"}',
 ]
-
-
-class ScriptedAgent:
-    name = "scripted"
-
-    def __init__(self, outputs: list[str]) -> None:
-        self.outputs = list(outputs)
-
-    def reset(self, card, subject, seed) -> None:
-        pass
-
-    def act(self, obs) -> str:
-        return self.outputs.pop(0) if self.outputs else '{"action": "done"}'
 
 
 def _receipts(d) -> list[dict]:
