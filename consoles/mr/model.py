@@ -1,0 +1,768 @@
+"""MR console model: exam queue, series, parameter card and viewer layout; serializable, no Qt.
+
+- Exam queue: rows (one sequence each) with a stable `uid`, a name, a protocol, a status (pending,
+  running, done, stopped, skipped) and RowParams. Go starts the open row when it can run (pending or
+  stopped), otherwise the first pending row; rows run one at a time in simulated time (a scheduler
+  event at t_start + duration finishes the row and forms its series). After a row the scanner pauses:
+  the user presses Go again, as on a clinical console with auto-continue off.
+- Go is refused, with the reason in words, when something blocks it (go_blocker): the scanner is
+  busy, nothing is pending, the protocol is a placeholder, no localizer has been acquired for a row
+  planned on one, a trigger without its physiological signal, a parameter conflict.
+- Series: every finished row's images (rendering.mr_image), kept in memory; the dump holds their
+  geometry, never pixels.
+- Parameter card: declared Parameters (PARAMETERS, grouped by CARD) and choices (CHOICES) of the open
+  row, clamped and enabled by Rules; the scan time and conflicts follow from them (row_params).
+- Viewer: a LayoutState (1/2/4 viewports, active one, window/level, graphics mode) plus which image of
+  the series each viewport shows, and whether the shim box is drawn.
+- Patient: positioned with the exam's landmark at the isocentre (protocols.LANDMARK_Z_MM plus a
+  seeded shift); heart rate seeded per episode, shown while the ECG signal is present.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from consoles.common.layout_state import LayoutState, ViewportContent
+from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule, ScheduledEvent
+from consoles.common.params import Parameter
+from consoles.mr.protocols import LANDMARK_Z_MM, PROTOCOLS, TRIGGERS, MRProtocol, get_protocol, library_tree
+from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan_time_s, temporal_resolution_ms
+from rendering.geometry import orientation_text
+from rendering.mr_image import MRSeries, acquire_localizer, acquire_series
+
+__all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "PARAMETERS", "CHOICES", "CARD", "STATUSES"]
+
+STATUSES = ("pending", "running", "done", "stopped", "skipped")
+DEFAULT_QUEUE = ("localizer_3plane", "cine_2ch", "cine_4ch", "cine_sax")
+MAX_NAME_CHARS = 40
+PRIORITY_ROW_DONE = 0
+DEFAULT_HEART_RATE_BPM = (60.0, 80.0)
+
+
+# ---- queue rows and series ---------------------------------------------------------------------------
+@dataclass
+class QueueRow:
+    """One sequence of the exam queue."""
+
+    uid: int
+    name: str
+    protocol: str
+    params: RowParams
+    status: str = "pending"
+    copy_of: int | None = None  # uid of the row this one repeats
+    series: int | None = None  # uid of the series it acquired
+    t_start: float | None = None
+    t_end: float | None = None
+
+    @property
+    def proto(self) -> MRProtocol:
+        return get_protocol(self.protocol)
+
+
+@dataclass
+class Series:
+    """An acquired series: geometry and parameters for the dump, images kept in memory."""
+
+    uid: int
+    name: str
+    row: int
+    protocol: str
+    t_start: float
+    t_end: float
+    params: dict[str, Any]
+    data: MRSeries = field(repr=False)
+    localizer: bool = False
+    prior: bool = False  # acquired before this session started (initial state)
+
+    @property
+    def n_images(self) -> int:
+        return len(self.data)
+
+    def image_dict(self, k: int) -> dict[str, Any]:
+        im = self.data[k]
+        pose = im.pose
+        return {"index": k + 1, "name": im.name, "orientation": orientation_text(pose.normal),
+                "centre_mm": _r(pose.centre), "u": _r(pose.u, 6), "v": _r(pose.v, 6), "normal": _r(pose.normal, 6),
+                "shape": list(im.pixels.shape), "pixel_mm": _r(im.pixel_mm, 4), "thickness_mm": im.thickness_mm}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"uid": self.uid, "name": self.name, "row": self.row, "protocol": self.protocol,
+                "localizer": self.localizer, "prior": self.prior, "n_images": self.n_images,
+                "t_start": round(float(self.t_start), 3), "t_end": round(float(self.t_end), 3),
+                "noise_sigma": round(float(self.data.noise_sigma), 6), "params": self.params,
+                "images": [self.image_dict(k) for k in range(self.n_images)]}
+
+
+def _r(a: Any, d: int = 3) -> list[float]:
+    return [round(float(x), d) + 0.0 for x in np.asarray(a, float).ravel()]
+
+
+# ---- rules -------------------------------------------------------------------------------------------
+ROW_OPEN = Rule((lambda m: m.open_row is not None, "Open a row of the queue first."))
+ROW_EDITABLE = ROW_OPEN & Rule(
+    (lambda m: m.open_row.status != "running", "This row is running: stop it to change its parameters."),
+    (lambda m: m.open_row.status != "done", "This row has been acquired: repeat it to change its parameters."),
+    (lambda m: m.open_row.proto.acquirable, "This protocol is a placeholder: it cannot be acquired yet."),
+)
+NOT_LOCALIZER = Rule((lambda m: not m.open_row.proto.is_localizer,
+                      "The localizer's three planes are fixed through the isocentre."))
+HAS_INVERSION = Rule((lambda m: m.open_row.params.ti_ms is not None, "This sequence has no inversion pulse."))
+TRIGGERABLE = Rule((lambda m: m.open_row.proto.triggerable, "This sequence is not triggered."))
+TRIGGERED = Rule((lambda m: m.open_row.params.trigger != "none", "Set the trigger to ECG or pulse first."))
+READ_ONLY = Rule((lambda m: False, "The heart rate is measured from the ECG."))
+
+GEOMETRY = ROW_EDITABLE & NOT_LOCALIZER
+PHYSIO = ROW_EDITABLE & TRIGGERABLE & TRIGGERED
+
+# name -> (RowParams attribute, index into it for tuples or None)
+_ATTR: dict[str, tuple[str, int | None]] = {
+    "pos_lr_mm": ("centre_mm", 0), "pos_ap_mm": ("centre_mm", 1), "pos_fh_mm": ("centre_mm", 2),
+}
+_INT_PARAMS = ("n_slices", "matrix", "averages")
+
+
+def _p(name: str, label: str, unit: str, lo: float, hi: float, decimals: int, step: float, rule: Rule) -> Parameter:
+    return Parameter(name, label, unit, lo, hi, decimals, step, rule, get=lambda m, n=name: m.open_value(n),
+                     set=lambda m, v, n=name: m.set_param(n, v))
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    # Routine
+    _p("n_slices", "Slices", "", 1, 64, 0, 1, ROW_EDITABLE & NOT_LOCALIZER),
+    _p("thickness_mm", "Slice thickness", "mm", 1.0, 20.0, 1, 0.5, ROW_EDITABLE),
+    _p("gap_mm", "Gap", "mm", 0.0, 30.0, 1, 0.5, ROW_EDITABLE & NOT_LOCALIZER),
+    _p("fov_read_mm", "FOV read", "mm", 100, 500, 0, 10, ROW_EDITABLE),
+    _p("fov_phase_mm", "FOV phase", "mm", 50, 500, 0, 10, ROW_EDITABLE),
+    _p("matrix", "Matrix", "", 64, 512, 0, 16, ROW_EDITABLE),
+    _p("averages", "Averages", "", 1, 8, 0, 1, ROW_EDITABLE),
+    # Contrast
+    _p("tr_ms", "TR", "ms", 2.0, 10000.0, 1, 0.1, ROW_EDITABLE),
+    _p("te_ms", "TE", "ms", 1.0, 300.0, 1, 0.1, ROW_EDITABLE),
+    _p("ti_ms", "TI", "ms", 10, 3000, 0, 10, ROW_EDITABLE & HAS_INVERSION),
+    _p("flip_deg", "Flip angle", "deg", 1, 180, 0, 5, ROW_EDITABLE),
+    # Physio
+    _p("trigger_delay_ms", "Trigger delay", "ms", 0, 2000, 0, 10, PHYSIO),
+    _p("acq_window_ms", "Acquisition window", "ms", 20, 2000, 0, 10, PHYSIO),
+    Parameter("heart_rate_bpm", "Heart rate", "bpm", 20, 250, 0, 1, READ_ONLY,
+              get=lambda m: m.shown_heart_rate() or float("nan")),
+    # Geometry
+    _p("pos_lr_mm", "Position L/R", "mm", -500, 500, 1, 1, GEOMETRY),
+    _p("pos_ap_mm", "Position A/P", "mm", -500, 500, 1, 1, GEOMETRY),
+    _p("pos_fh_mm", "Position F/H", "mm", -1000, 1000, 1, 1, GEOMETRY),
+    _p("tilt_a_deg", "Tilt 1", "deg", -90, 90, 1, 1, GEOMETRY),
+    _p("tilt_b_deg", "Tilt 2", "deg", -90, 90, 1, 1, GEOMETRY),
+    _p("inplane_deg", "In-plane rotation", "deg", -180, 180, 1, 1, GEOMETRY),
+)
+PARAM = {p.name: p for p in PARAMETERS}
+
+# Settings chosen from a list: name -> (options, enable rule).
+CHOICES: dict[str, tuple[tuple[str, ...], Rule]] = {
+    "trigger": (TRIGGERS, ROW_EDITABLE & TRIGGERABLE),
+    "main": (("T", "C", "S"), GEOMETRY),
+    "shim_mode": (SHIM_MODES, ROW_EDITABLE),
+}
+
+# The parameter card's tabs and their fields, in screen order.
+CARD: dict[str, tuple[str, ...]] = {
+    "Routine": ("n_slices", "thickness_mm", "gap_mm", "fov_read_mm", "fov_phase_mm", "matrix", "averages"),
+    "Contrast": ("tr_ms", "te_ms", "ti_ms", "flip_deg"),
+    "Physio": ("trigger", "trigger_delay_ms", "acq_window_ms", "heart_rate_bpm"),
+    "Geometry": ("pos_lr_mm", "pos_ap_mm", "pos_fh_mm", "main", "tilt_a_deg", "tilt_b_deg", "inplane_deg",
+                 "shim_mode"),
+}
+
+
+class MRModel(ConsoleModelBase):
+    """The MR console's logic. Methods raise ConsoleActionError (with the reason shown) when refused.
+
+    Rows are addressed by their stable `uid`; `row_at(index)` maps a 1-based queue position to a row.
+    Viewports are 0-based here (the dump numbers them from 1, as on screen).
+    """
+
+    modality = "mr"
+
+    def __init__(self, subject: Any, task_id: str, seed: int, initial_state: Mapping[str, Any] | None = None,
+                 perturbations: Mapping[str, Any] | None = None) -> None:
+        super().__init__(task_id, subject.id, seed)
+        self.subject = subject
+        st = dict(initial_state or {})
+        # the order of these draws is part of every episode's identity: append, never reorder
+        draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
+        self.heart_rate_bpm = int(round(draws.uniform("heart_rate_bpm", DEFAULT_HEART_RATE_BPM)))
+        self.landmark_shift_mm = draws.offset_mm("landmark_shift")
+        self.draws = draws  # tasks' own draws follow these (unused_keys reports typos)
+        self.field_t = float(st.get("field_t", 1.5))
+        self.ecg_signal = bool(st.get("ecg_signal", True))
+        self.pulse_signal = bool(st.get("pulse_signal", True))
+        self.landmark = str(st.get("landmark", "heart"))
+        self._require(self.landmark in LANDMARK_Z_MM, f"unknown landmark {self.landmark!r}")
+        self.isocentre_mm = self._isocentre(LANDMARK_Z_MM[self.landmark] + self.landmark_shift_mm)
+        self.rows: list[QueueRow] = []
+        self.series: list[Series] = []
+        self._next_row_uid = 1
+        self._open_uid: int | None = None
+        self._running_uid: int | None = None
+        self._done_event: ScheduledEvent | None = None
+        self.autoload_localizer = bool(st.get("autoload_localizer", True))
+        self.layout = LayoutState()
+        self.viewport_image = [0] * len(self.layout.viewports)  # image index each viewport shows
+        self.shim_box_visible = False
+        self.selected_image: tuple[int, int] | None = None  # (series uid, image index) picked in the series list
+        self.declare(PARAMETERS)
+        for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE]):
+            self._row_from_spec(dict(spec))
+        if st.get("open") is not None:
+            self._open_uid = self.row_at(int(st["open"])).uid
+        self._apply_layout_spec(st.get("layout") or {})
+        self.message = "Exam ready. Open a row or press Go to start the next pending one."
+
+    # ---- patient --------------------------------------------------------------------------------
+    def _isocentre(self, z_mm: float) -> tuple[float, float, float]:
+        """The landmark at the isocentre: midline (x = 0), AP middle of the body at that level."""
+        z = self.subject.world_z()
+        k = int(np.argmin(np.abs(z - z_mm)))
+        rows = np.nonzero((self.subject.labels[k] != 0).any(axis=1))[0]
+        y = self.subject.world_y()
+        yc = float((y[rows[0]] + y[rows[-1]]) / 2.0) if rows.size else 0.0
+        return (0.0, round(yc, 1), round(float(z_mm), 1))
+
+    def shown_heart_rate(self) -> int | None:
+        """The heart rate the header shows (from the ECG; None without an ECG signal)."""
+        return self.heart_rate_bpm if self.ecg_signal else None
+
+    def _signal(self, trigger: str) -> bool:
+        return {"none": True, "ecg": self.ecg_signal, "pulse": self.pulse_signal}[trigger]
+
+    # ---- initial state --------------------------------------------------------------------------
+    def _row_from_spec(self, spec: dict[str, Any]) -> QueueRow:
+        """A row of the card's initial queue: {"protocol", "name"?, "status"?, "params"?, "remaining_s"?}.
+
+        "done" rows were acquired before the session (their series exist, prior); a "running" row has
+        `remaining_s` left at t = 0."""
+        row = self._new_row(str(spec["protocol"]), spec.get("name"))
+        for name, value in (spec.get("params") or {}).items():
+            self._apply_param(row, name, value)
+        status = str(spec.get("status", "pending"))
+        self._require(status in STATUSES, f"unknown row status {status!r}")
+        if status == "done":
+            dur = self.duration_s(row)
+            row.t_start, row.t_end = -dur, 0.0
+            self._finish(row.uid, prior=True)
+        elif status == "running":
+            dur = self.duration_s(row)
+            remaining = float(spec.get("remaining_s", dur))
+            self._start(row, t_end=remaining, t_start=remaining - dur)
+        else:
+            row.status = status
+        return row
+
+    def _apply_layout_spec(self, spec: Mapping[str, Any]) -> None:
+        """{"layout", "active" (1-based), "graphics_mode", "shim_box_visible",
+        "viewports": [{"row": queue index or "series": uid, "image": 1-based} or null]}."""
+        if "layout" in spec:
+            self.layout.set_layout(str(spec["layout"]))
+        for i, vp in enumerate(spec.get("viewports") or []):
+            if vp is None:
+                self.layout.viewports[i] = ViewportContent()
+                continue
+            uid = vp["series"] if "series" in vp else self.row_at(int(vp["row"])).series
+            self._require(uid is not None, f"viewport {i + 1}: that row has no series")
+            self._load(i, int(uid), int(vp.get("image", 1)) - 1)
+        if "active" in spec:
+            self.layout.activate(int(spec["active"]) - 1)
+        if "graphics_mode" in spec:
+            self.layout.set_graphics_mode(str(spec["graphics_mode"]))
+        self.shim_box_visible = bool(spec.get("shim_box_visible", self.shim_box_visible))
+
+    # ---- lookup ---------------------------------------------------------------------------------
+    @staticmethod
+    def protocols() -> tuple[MRProtocol, ...]:
+        return PROTOCOLS
+
+    @staticmethod
+    def library() -> dict[str, Any]:
+        return library_tree().to_dict()
+
+    def row(self, uid: int) -> QueueRow:
+        for r in self.rows:
+            if r.uid == uid:
+                return r
+        self._require(False, f"There is no row {uid} in the queue.")
+        raise AssertionError  # unreachable: _require raised
+
+    def row_at(self, index: int) -> QueueRow:
+        """The row at 1-based queue position `index`."""
+        self._require(1 <= index <= len(self.rows), f"There is no row {index} in the queue.")
+        return self.rows[index - 1]
+
+    def index_of(self, uid: int) -> int:
+        """1-based queue position of a row."""
+        return self.rows.index(self.row(uid)) + 1
+
+    @property
+    def open_row(self) -> QueueRow | None:
+        return None if self._open_uid is None else self.row(self._open_uid)
+
+    @property
+    def running_row(self) -> QueueRow | None:
+        return None if self._running_uid is None else self.row(self._running_uid)
+
+    def series_by_uid(self, uid: int) -> Series:
+        for s in self.series:
+            if s.uid == uid:
+                return s
+        self._require(False, f"There is no series {uid}.")
+        raise AssertionError
+
+    def localizer_done(self) -> bool:
+        return any(s.localizer for s in self.series)
+
+    def duration_s(self, row: QueueRow) -> float:
+        """The row's scan time: fixed once it started, otherwise what its parameters give now."""
+        if row.status in ("running", "done") and row.t_start is not None and row.t_end is not None:
+            return round(row.t_end - row.t_start, 3)
+        return scan_time_s(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))
+
+    def row_conflicts(self, row: QueueRow) -> list[str]:
+        return conflicts(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))
+
+    # ---- queue editing --------------------------------------------------------------------------
+    def _new_row(self, pid: str, name: str | None = None, position: int | None = None) -> QueueRow:
+        try:
+            p = get_protocol(pid)
+        except KeyError as exc:
+            self._require(False, str(exc.args[0]))
+            raise
+        row = QueueRow(self._next_row_uid, self._clean_name(name) if name is not None else p.name, p.id,
+                       RowParams.from_protocol(p, self.isocentre_mm, self.field_t))
+        self._next_row_uid += 1
+        pos = len(self.rows) if position is None else max(0, min(len(self.rows), int(position)))
+        self.rows.insert(pos, row)
+        return row
+
+    def _clean_name(self, name: str) -> str:
+        text = " ".join(str(name).split())
+        self._require(bool(text), "A row name cannot be empty.")
+        self._require(len(text) <= MAX_NAME_CHARS, f"A row name has at most {MAX_NAME_CHARS} characters.")
+        return text
+
+    def add_protocol(self, pid: str, position: int | None = None) -> int:
+        """Add a protocol of the library to the queue (at 0-based `position`, default the end); its uid."""
+        row = self._new_row(pid, position=position)
+        self._log("row_added", row=row.uid, protocol=pid, index=self.index_of(row.uid))
+        self.message = f"{row.name} added to the queue."
+        self._changed("queue")
+        return row.uid
+
+    def open(self, uid: int) -> None:
+        """Open a row: its parameters show in the card and its planning graphics on the images."""
+        row = self.row(uid)
+        self._open_uid = uid
+        self._log("row_opened", row=uid)
+        self.message = f"{row.name} opened."
+        self._changed("open")
+
+    def close_row(self) -> None:
+        self._open_uid = None
+        self._changed("open")
+
+    def rename(self, uid: int, name: str) -> None:
+        row = self.row(uid)
+        new = self._clean_name(name)
+        old, row.name = row.name, new
+        self._log("row_renamed", row=uid, old=old, name=new)
+        self.message = f"Row {self.index_of(uid)} renamed to {new}."
+        self._changed("queue")
+
+    def repeat(self, uid: int) -> int:
+        """A pending copy of the row (same protocol, name and parameters) right after it; its uid."""
+        src = self.row(uid)
+        row = self._new_row(src.protocol, src.name, position=self.index_of(uid))
+        row.params = src.params.copy()
+        row.copy_of = src.uid
+        self._log("row_repeated", row=uid, copy=row.uid, index=self.index_of(row.uid))
+        self.message = f"{src.name} repeated as row {self.index_of(row.uid)}."
+        self._changed("queue")
+        return row.uid
+
+    def skip(self, uid: int) -> None:
+        """Skip a pending or stopped row (Go passes it by); skipping a skipped row makes it pending again."""
+        row = self.row(uid)
+        self._require(row.status not in ("running", "done"), f"{row.name} is {row.status}: it cannot be skipped.")
+        row.status = "pending" if row.status == "skipped" else "skipped"
+        self._log("row_skipped" if row.status == "skipped" else "row_unskipped", row=uid)
+        self.message = f"{row.name} {'skipped' if row.status == 'skipped' else 'will be acquired again'}."
+        self._changed("queue")
+
+    def delete(self, uid: int) -> None:
+        row = self.row(uid)
+        self._require(row.status != "running", f"{row.name} is running: stop it before deleting it.")
+        self._require(row.status != "done", f"{row.name} has been acquired: its series stays in the exam.")
+        index = self.index_of(uid)
+        self.rows.remove(row)
+        if self._open_uid == uid:
+            self._open_uid = None
+        self._log("row_deleted", row=uid, index=index)
+        self.message = f"{row.name} deleted."
+        self._changed("queue")
+
+    def move(self, uid: int, delta: int) -> None:
+        """Move a row up (delta -1) or down (+1) by one place."""
+        row = self.row(uid)
+        i = self.index_of(uid) - 1
+        j = i + (1 if delta > 0 else -1)
+        self._require(row.status != "running", f"{row.name} is running: it cannot be moved.")
+        self._require(0 <= j < len(self.rows), f"{row.name} is already {'last' if delta > 0 else 'first'}.")
+        self.rows[i], self.rows[j] = self.rows[j], self.rows[i]
+        self._log("row_moved", row=uid, index=j + 1)
+        self._changed("queue")
+
+    def move_up(self, uid: int) -> None:
+        self.move(uid, -1)
+
+    def move_down(self, uid: int) -> None:
+        self.move(uid, +1)
+
+    # ---- Go / Stop ------------------------------------------------------------------------------
+    def go_target(self) -> QueueRow | None:
+        """The row Go would start: the open row if it can run, otherwise the first pending one."""
+        r = self.open_row
+        if r is not None and r.status in ("pending", "stopped"):
+            return r
+        return next((r for r in self.rows if r.status == "pending"), None)
+
+    def go_blocker(self) -> str | None:
+        """Why Go is refused now, in words (None: Go is available)."""
+        running = self.running_row
+        if running is not None:
+            return f"The scanner is busy: {running.name} is running ({self.remaining_s():.0f} s left)."
+        row = self.go_target()
+        if row is None:
+            return "There is no pending row to start."
+        p = row.proto
+        if not p.acquirable:
+            return f"{row.name} cannot be acquired: mapping is not available on this console yet."
+        if p.needs_localizer and not self.localizer_done():
+            return f"{row.name} is planned on localizer images: acquire the localizer first."
+        trig = row.params.trigger
+        if trig != "none" and not self._signal(trig):
+            what = "ECG" if trig == "ecg" else "pulse"
+            return (f"{row.name} is triggered by {what}, but there is no {what} signal: check the "
+                    f"{'ECG leads' if trig == 'ecg' else 'pulse sensor'} or set Trigger to none.")
+        found = self.row_conflicts(row)
+        if found:
+            return f"{row.name}: {found[0]}"
+        return None
+
+    def can_go(self) -> bool:
+        return self.go_blocker() is None
+
+    def go(self) -> int:
+        """Start the next row (see go_target); returns its uid."""
+        reason = self.go_blocker()
+        if reason is not None:
+            self._log("go_refused", reason=reason)
+        self._require(reason is None, reason or "")
+        row = self.go_target()
+        assert row is not None
+        self._start(row)
+        return row.uid
+
+    def _start(self, row: QueueRow, t_end: float | None = None, t_start: float | None = None) -> None:
+        dur = scan_time_s(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))
+        row.t_start = self.t if t_start is None else float(t_start)
+        row.t_end = row.t_start + dur if t_end is None else float(t_end)
+        row.status = "running"
+        self._running_uid = row.uid
+        self._done_event = self.schedule(row.t_end, lambda uid=row.uid: self._finish(uid), PRIORITY_ROW_DONE,
+                                         "row_done")
+        self._log("row_started", row=row.uid, name=row.name, duration_s=round(row.t_end - row.t_start, 3))
+        self.message = f"Scanning {row.name}..."
+        self._changed("scan")
+
+    def stop(self) -> None:
+        """Stop the running row: no series; it may be started again with Go."""
+        row = self.running_row
+        self._require(row is not None, "Nothing is running.")
+        assert row is not None
+        self.scheduler.cancel(self._done_event)
+        self._done_event = None
+        row.status, row.t_end = "stopped", self.t
+        self._running_uid = None
+        self._log("row_stopped", row=row.uid)
+        self.message = f"{row.name} stopped."
+        self._changed("scan")
+
+    def remaining_s(self) -> float:
+        row = self.running_row
+        return 0.0 if row is None or row.t_end is None else max(0.0, row.t_end - self.t)
+
+    def _finish(self, uid: int, prior: bool = False) -> None:
+        """The row's last line was read: form its series and mark it done."""
+        row = self.row(uid)
+        s = self._form_series(row, prior)
+        self.series.append(s)
+        row.status, row.series = "done", s.uid
+        if self._running_uid == uid:
+            self._running_uid, self._done_event = None, None
+        self._log("prior_series_loaded" if prior else "row_done", row=uid, series=s.uid, n_images=s.n_images)
+        if s.localizer and self.autoload_localizer:
+            for k in range(min(3, len(self.layout.viewports))):  # sagittal, coronal, transverse into 1-3
+                self._load(k, s.uid, k)
+        self.message = f"{row.name} done: series {s.uid} ({s.n_images} images)."
+        self._changed("series")
+
+    def _form_series(self, row: QueueRow, prior: bool) -> Series:
+        p, pr = row.params, row.proto
+        uid = len(self.series) + 1
+        seed = (self.task_id, self.seed, uid)  # a repeated row gets new noise
+        if pr.is_localizer:
+            data = acquire_localizer(self.subject, self.isocentre_mm, p.sequence(), field_t=self.field_t,
+                                     fov_mm=p.fov_read_mm, matrix=int(p.matrix), thickness_mm=p.thickness_mm,
+                                     averages=p.averages, seed=seed)
+        else:
+            data = acquire_series(self.subject, p.slice_group(), p.sequence(), field_t=self.field_t,
+                                  averages=p.averages, seed=seed)
+        assert row.t_start is not None and row.t_end is not None
+        return Series(uid, row.name, row.uid, row.protocol, row.t_start, row.t_end, p.to_dict(), data,
+                      pr.is_localizer, prior)
+
+    # ---- parameter card -------------------------------------------------------------------------
+    def open_value(self, name: str) -> float:
+        """Value of parameter `name` of the open row (NaN with no row open or no such value)."""
+        row = self.open_row
+        if row is None:
+            return float("nan")
+        attr, i = _ATTR.get(name, (name, None))
+        v = getattr(row.params, attr)
+        v = v[i] if i is not None else v
+        return float("nan") if v is None else float(v)
+
+    def _apply_param(self, row: QueueRow, name: str, value: Any) -> Any:
+        """Clamp and store one value on a row (no rule check: initial state and set_param share it)."""
+        if name in CHOICES:
+            options = CHOICES[name][0]
+            self._require(value in options, f"{name} must be one of {', '.join(options)}.")
+            setattr(row.params, name, value)
+            return value
+        self._require(name in PARAM and PARAM[name].set is not None, f"unknown parameter {name}")
+        self._require(value is not None and math.isfinite(float(value)), "Enter a number.")
+        v: Any = PARAM[name].clamp(float(value))
+        if name in _INT_PARAMS:
+            v = int(v)
+        attr, i = _ATTR.get(name, (name, None))
+        if i is None:
+            setattr(row.params, attr, v)
+        else:
+            t = list(getattr(row.params, attr))
+            t[i] = v
+            setattr(row.params, attr, tuple(t))
+        return v
+
+    def set_param(self, name: str, value: Any) -> Any:
+        """Set a numeric parameter or a choice of the open row (clamped); returns the stored value."""
+        rule = CHOICES[name][1] if name in CHOICES else self.parameter(name).enabled_when
+        self._require_rule(rule)
+        row = self.open_row
+        assert row is not None
+        v = self._apply_param(row, name, value)
+        self._log("param_changed", row=row.uid, name=name, value=v)
+        found = self.row_conflicts(row)
+        self.message = found[0] if found else f"Scan time {self.duration_s(row):.0f} s."
+        self._changed("params")
+        return v
+
+    def set_pose(self, pose: Any) -> None:
+        """Graphical planning: centre, orientation and in-plane rotation of the open row from a PlanePose."""
+        self._require_rule(GEOMETRY)
+        row = self.open_row
+        assert row is not None
+        row.params.set_pose(pose)
+        self._log("geometry_changed", row=row.uid, centre_mm=list(row.params.centre_mm),
+                  orientation=row.params.orientation_text(), inplane_deg=row.params.inplane_deg)
+        self._changed("params")
+
+    def set_shim_size(self, size_mm: tuple[float, float, float] | None) -> None:
+        """Adjust volume size (read, phase, slice mm) of the open row; None follows the slab."""
+        self._require_rule(ROW_EDITABLE)
+        row = self.open_row
+        assert row is not None
+        row.params.shim_size_mm = None if size_mm is None else tuple(round(max(10.0, min(500.0, float(s))), 1)
+                                                                      for s in size_mm)
+        self._log("shim_box_changed", row=row.uid, size_mm=row.params.shim_size_mm)
+        self._changed("params")
+
+    def card(self) -> dict[str, list[dict[str, Any]]]:
+        """The open row's card as the view shows it: per tab, each field's value, unit and why it is greyed."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for tab, names in CARD.items():
+            fields = []
+            for n in names:
+                if n in CHOICES:
+                    options, rule = CHOICES[n]
+                    row = self.open_row
+                    fields.append({"name": n, "options": list(options), "value": getattr(row.params, n) if row else None,
+                                   "enabled": rule(self), "reason": rule.reason(self)})
+                else:
+                    p = PARAM[n]
+                    v = p.value(self)
+                    fields.append({"name": n, "label": p.label, "unit": p.unit,
+                                   "value": None if math.isnan(v) else round(v, p.decimals),
+                                   "enabled": p.enabled(self), "reason": p.refusal(self)})
+            out[tab] = fields
+        return out
+
+    # ---- viewer ---------------------------------------------------------------------------------
+    def _viewport(self, i: int) -> int:
+        self._require(0 <= int(i) < self.layout.count, f"Viewport {int(i) + 1} is not shown in this layout.")
+        return int(i)
+
+    def _load(self, i: int, series_uid: int, image: int) -> None:
+        s = self.series_by_uid(series_uid)
+        k = max(0, min(s.n_images - 1, int(image)))
+        level, width = s.data.auto_window()
+        self.layout.viewports[i] = ViewportContent(f"series {s.uid}", round(width, 4), round(level, 4))
+        self.viewport_image[i] = k
+
+    def load_series(self, viewport: int, series_uid: int, image: int | None = None) -> None:
+        """Drop a series (or one of its images, 0-based) onto a viewport; a whole series opens in the middle."""
+        i = self._viewport(viewport)
+        s = self.series_by_uid(series_uid)
+        k = s.n_images // 2 if image is None else int(image)
+        self._require(0 <= k < s.n_images, f"Series {series_uid} has {s.n_images} images.")
+        self._load(i, series_uid, k)
+        self._log("series_loaded", viewport=i + 1, series=series_uid, image=k + 1)
+        self._changed("layout")
+
+    def viewport_series(self, i: int) -> Series | None:
+        c = self.layout.viewports[i].content
+        return None if c is None else self.series_by_uid(int(c.split()[1]))
+
+    def page(self, viewport: int, delta: int) -> None:
+        """Scroll through the images of the series a viewport shows (clamped at the ends)."""
+        i = self._viewport(viewport)
+        s = self.viewport_series(i)
+        if s is None:
+            return
+        k = max(0, min(s.n_images - 1, self.viewport_image[i] + int(delta)))
+        if k != self.viewport_image[i]:
+            self.viewport_image[i] = k
+            self._changed("layout")
+
+    def set_layout(self, layout: str) -> None:
+        try:
+            self.layout.set_layout(layout)
+        except ValueError as exc:
+            self._require(False, str(exc))
+        self._log("layout_set", layout=layout)
+        self._changed("layout")
+
+    def activate_viewport(self, viewport: int) -> None:
+        i = self._viewport(viewport)
+        self.layout.activate(i)
+        self._log("viewport_activated", viewport=i + 1)
+        self._changed("layout")
+
+    def move_viewport_content(self, src: int, dst: int) -> None:
+        """Drag what one viewport shows onto another (the source keeps it)."""
+        a, b = self._viewport(src), self._viewport(dst)
+        vc = self.layout.viewports[a]
+        self.layout.viewports[b] = vc
+        self.viewport_image[b] = self.viewport_image[a]
+        self._log("viewport_copied", src=a + 1, dst=b + 1)
+        self._changed("layout")
+
+    def set_window_level(self, viewport: int, window: float, level: float) -> None:
+        """Display only."""
+        self.layout.set_window_level(self._viewport(viewport), window, level)
+        self._changed("layout")
+
+    def set_graphics_mode(self, mode: str) -> None:
+        try:
+            self.layout.set_graphics_mode(mode)
+        except ValueError as exc:
+            self._require(False, str(exc))
+        self._log("graphics_mode_set", mode=mode)
+        self._changed("layout")
+
+    def set_shim_box_visible(self, visible: bool) -> None:
+        self.shim_box_visible = bool(visible)
+        self._log("shim_box_shown" if visible else "shim_box_hidden")
+        self._changed("layout")
+
+    def select_image(self, series_uid: int, image: int) -> None:
+        """Pick one image (0-based) of a series in the series list."""
+        s = self.series_by_uid(series_uid)
+        self._require(0 <= int(image) < s.n_images, f"Series {series_uid} has {s.n_images} images.")
+        self.selected_image = (s.uid, int(image))
+        self._log("image_selected", series=s.uid, image=int(image) + 1)
+        self._changed("selection")
+
+    def viewport_image_data(self, i: int):
+        """The MRImage viewport i shows (None when empty)."""
+        s = self.viewport_series(i)
+        return None if s is None else s.data[self.viewport_image[i]]
+
+    # ---- time -----------------------------------------------------------------------------------
+    def _after_clock(self) -> None:
+        if self._running_uid is not None:
+            self._changed("scan")
+
+    # ---- dump -----------------------------------------------------------------------------------
+    def header(self) -> dict[str, Any]:
+        """What the header shows: scanner status, exam time, heart rate."""
+        row = self.running_row
+        scanner = {"status": "idle", "row": None, "name": None, "remaining_s": 0.0}
+        if row is not None:
+            scanner = {"status": "scanning", "row": row.uid, "name": row.name,
+                       "remaining_s": round(self.remaining_s(), 3)}
+        return {"scanner": scanner, "exam_time_s": round(float(self.t), 3), "heart_rate_bpm": self.shown_heart_rate()}
+
+    def _row_dict(self, row: QueueRow) -> dict[str, Any]:
+        p = row.proto
+        return {"uid": row.uid, "index": self.index_of(row.uid), "name": row.name, "protocol": row.protocol,
+                "status": row.status, "copy_of": row.copy_of, "series": row.series,
+                "duration_s": self.duration_s(row),
+                "t_start": None if row.t_start is None else round(float(row.t_start), 3),
+                "t_end": None if row.t_end is None else round(float(row.t_end), 3),
+                "needs_localizer": p.needs_localizer, "acquirable": p.acquirable,
+                "temporal_resolution_ms": temporal_resolution_ms(row.params, p),
+                "conflicts": self.row_conflicts(row), "params": row.params.to_dict()}
+
+    def _layout_dict(self) -> dict[str, Any]:
+        d = self.layout.to_dict()
+        for i, vp in enumerate(d["viewports"]):
+            vp["window"], vp["level"] = round(vp["window"], 4), round(vp["level"], 4)
+            s = self.viewport_series(i)
+            k = self.viewport_image[i]
+            vp.update({"series": None if s is None else s.uid, "image": None if s is None else k + 1,
+                       "n_images": None if s is None else s.n_images,
+                       "image_name": None if s is None else s.data[k].name,
+                       "orientation": None if s is None else orientation_text(s.data[k].pose.normal)})
+        d["shim_box_visible"] = self.shim_box_visible
+        return d
+
+    def state(self) -> dict[str, Any]:
+        """Everything an oracle needs (JSON-serialisable; no pixels)."""
+        target = self.go_target()
+        return {
+            "modality": "mr", "task": self.task_id, "subject": self.subject.id, "seed": self.seed,
+            "t": round(float(self.t), 3), "field_t": self.field_t,
+            "landmark": self.landmark, "landmark_shift_mm": self.landmark_shift_mm,
+            "isocentre_mm": list(self.isocentre_mm),
+            "physio": {"heart_rate_bpm": self.heart_rate_bpm, "rr_ms": round(rr_ms(self.heart_rate_bpm) or 0.0, 3),
+                       "ecg_signal": self.ecg_signal, "pulse_signal": self.pulse_signal},
+            "header": self.header(),
+            "go": {"ready": self.can_go(), "reason": self.go_blocker(), "target": None if target is None else target.uid},
+            "open_row": self._open_uid,
+            "queue": [self._row_dict(r) for r in self.rows],
+            "series": [s.to_dict() for s in self.series],
+            "layout": self._layout_dict(),
+            "selected_image": None if self.selected_image is None else
+            {"series": self.selected_image[0], "image": self.selected_image[1] + 1},
+            "events": list(self.events),
+            "message": self.message,
+        }
