@@ -1,0 +1,493 @@
+"""MRModel without Qt: exam queue, Go/Stop in simulated time, refusals, series, parameter card, layout, dump."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from consoles.mr.model import CARD, CHOICES, PARAM, ConsoleActionError, MRModel
+from consoles.mr.protocols import FOLDERS, PROTOCOLS, get_protocol, library_tree
+from consoles.mr.row_params import RowParams, scan_time_s
+from rendering.geometry import PlanePose, plane_angle_deg
+from rendering.mr_physics import PRESETS
+from rendering.subjects import load_runtime
+
+# Small images keep the fast lane fast: what is tested is geometry and bookkeeping, not image quality.
+SMALL = {"matrix": 64, "fov_read_mm": 320, "fov_phase_mm": 320}
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return load_runtime("dev")
+
+
+def _model(rt, queue=None, seed=0, perturbations=None, **state):
+    if queue is not None:
+        state["queue"] = queue
+    return MRModel(rt, "mr_test", seed, state, perturbations)
+
+
+def _loc(status="pending"):
+    return {"protocol": "localizer_3plane", "status": status, "params": {"matrix": 64}}
+
+
+def _run(m, t0, t1, step):
+    t = t0
+    while t < t1 - 1e-9:
+        m.on_clock(t, min(t1, t + step))
+        t = min(t1, t + step)
+    return t
+
+
+def _uids(m):
+    return [r.uid for r in m.rows]
+
+
+# ---- protocol library ---------------------------------------------------------------------------------
+def test_library_tree_holds_every_protocol_once_under_its_folder():
+    tree = library_tree().to_dict()
+    assert [f["label"] for f in tree["children"]] == list(FOLDERS)
+    leaves = [(f["label"], c["protocol"]) for f in tree["children"] for c in f["children"]]
+    assert sorted(pid for _, pid in leaves) == sorted(p.id for p in PROTOCOLS)
+    assert all(get_protocol(pid).folder == folder for folder, pid in leaves)
+    mapping = [get_protocol(pid) for folder, pid in leaves if folder == "Mapping"]
+    assert mapping and all(not p.acquirable and "not acquirable" in p.note for p in mapping)
+    assert all(p.acquirable for p in PROTOCOLS if p.folder != "Mapping")
+
+
+def test_protocol_sequences_come_from_the_physics_presets():
+    assert get_protocol("cine_4ch").sequence(1.5) == PRESETS["cine_bssfp"]
+    assert get_protocol("cine_4ch").sequence(3.0) == PRESETS["cine_bssfp_3t"]
+    assert get_protocol("t2_haste_cor").sequence() == PRESETS["t2_haste"]
+    assert get_protocol("t1_gre_tra").sequence().kind == "spoiled_gre"
+    assert get_protocol("cine_sax").trigger == "ecg" and get_protocol("t2_tse_tra").trigger == "none"
+    assert not get_protocol("localizer_3plane").needs_localizer and get_protocol("cine_2ch").needs_localizer
+    with pytest.raises(KeyError):
+        get_protocol("nope")
+
+
+def test_scan_time_formulas():
+    iso = (0.0, -110.0, -100.0)
+    haste = get_protocol("t2_haste_cor")
+    p = RowParams.from_protocol(haste, iso)
+    assert scan_time_s(p, haste) == pytest.approx(3.0 + 25 * 1.4)  # one shot per slice
+    p.averages = 2
+    assert scan_time_s(p, haste) == pytest.approx(3.0 + 2 * 25 * 1.4)
+    cine = get_protocol("cine_sax")
+    c = RowParams.from_protocol(cine, iso)
+    ny = c.phase_lines()
+    beats = 10 * int(np.ceil(ny / 12))
+    assert scan_time_s(c, cine, 60) == pytest.approx(3.0 + beats * 1.0, abs=0.05)
+    assert scan_time_s(c, cine, 120) == pytest.approx(3.0 + beats * 0.5, abs=0.05)  # triggered: follows RR
+    assert scan_time_s(c, cine, 120, signal=False) == scan_time_s(c, cine, 60)  # no signal: nominal 1 s cycle
+
+
+# ---- queue operations ----------------------------------------------------------------------------------
+def test_rename_strips_and_refuses_empty_or_long_names(rt):
+    m = _model(rt)
+    uid = m.row_at(3).uid
+    m.rename(uid, "  4ch  ")
+    assert m.row(uid).name == "4ch"
+    for bad in ("   ", "x" * 41):
+        with pytest.raises(ConsoleActionError):
+            m.rename(uid, bad)
+    assert m.row(uid).name == "4ch"
+    assert m.events[-1]["event"] == "row_renamed" and m.events[-1]["name"] == "4ch"
+
+
+def test_repeat_inserts_an_independent_copy_right_after_the_original(rt):
+    m = _model(rt)
+    src = m.row_at(2)
+    m.open(src.uid)
+    m.set_param("n_slices", 3)
+    new = m.repeat(src.uid)
+    assert _uids(m)[:3] == [m.row_at(1).uid, src.uid, new] and len(m.rows) == 5
+    copy = m.row(new)
+    assert copy.copy_of == src.uid and copy.status == "pending" and copy.name == src.name
+    assert copy.params.to_dict() == src.params.to_dict()
+    m.open(new)
+    m.set_param("n_slices", 7)
+    assert src.params.n_slices == 3 and copy.params.n_slices == 7  # a copy, not a shared object
+
+
+def test_skip_toggles_and_is_refused_for_done_rows(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_2ch"}])
+    loc, cine = m.rows
+    m.skip(cine.uid)
+    assert cine.status == "skipped"
+    m.skip(cine.uid)
+    assert cine.status == "pending"
+    with pytest.raises(ConsoleActionError, match="done"):
+        m.skip(loc.uid)
+
+
+def test_delete_and_move(rt):
+    m = _model(rt)
+    a, b, c, d = _uids(m)
+    m.open(c)
+    m.delete(c)
+    assert _uids(m) == [a, b, d] and m.open_row is None
+    m.move_down(a)
+    assert _uids(m) == [b, a, d]
+    m.move_up(d)
+    assert _uids(m) == [b, d, a]
+    with pytest.raises(ConsoleActionError, match="already first"):
+        m.move_up(b)
+    with pytest.raises(ConsoleActionError, match="already last"):
+        m.move_down(a)
+    assert [r["index"] for r in m.state()["queue"]] == [1, 2, 3]
+
+
+def test_running_and_done_rows_cannot_be_deleted_or_moved(rt):
+    m = _model(rt, [_loc(), {"protocol": "cine_2ch"}])
+    loc, cine = _uids(m)
+    m.go()
+    with pytest.raises(ConsoleActionError, match="running"):
+        m.delete(loc)
+    with pytest.raises(ConsoleActionError, match="running"):
+        m.move_down(loc)
+    _run(m, 0.0, 20.0, 20.0)
+    with pytest.raises(ConsoleActionError, match="acquired"):
+        m.delete(loc)
+    m.delete(cine)
+    assert _uids(m) == [loc]
+
+
+def test_add_protocol_appends_or_inserts(rt):
+    m = _model(rt, [])
+    a = m.add_protocol("localizer_3plane")
+    b = m.add_protocol("t2_haste_cor")
+    c = m.add_protocol("t1_gre_tra", position=1)
+    assert _uids(m) == [a, c, b]
+    assert m.row(c).name == "T1 spoiled GRE axial"
+    with pytest.raises(ConsoleActionError):
+        m.add_protocol("no_such_protocol")
+
+
+# ---- Go ordering and refusals ----------------------------------------------------------------------------
+def test_go_starts_the_open_row_else_the_first_pending(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_2ch"}, {"protocol": "cine_4ch"}, {"protocol": "cine_sax"}])
+    _, two, four, sax = _uids(m)
+    m.skip(two)
+    assert m.go_target().uid == four  # skipped rows are passed by
+    m.open(sax)
+    assert m.go() == sax and m.row(sax).status == "running"
+    _run(m, 0.0, 200.0, 50.0)
+    assert m.row(sax).status == "done"
+    assert m.go_target().uid == four  # the open row is done: Go continues with the queue
+    assert m.go() == four
+
+
+def test_go_refused_without_a_localizer(rt):
+    m = _model(rt, [{"protocol": "cine_4ch", "name": "4ch"}])
+    assert not m.can_go()
+    with pytest.raises(ConsoleActionError, match="acquire the localizer first") as exc:
+        m.go()
+    assert m.message == str(exc.value) and m.row_at(1).status == "pending"
+    assert m.events[-1]["event"] == "go_refused"
+    assert m.state()["go"] == {"ready": False, "reason": str(exc.value), "target": m.row_at(1).uid}
+
+
+def test_go_refused_for_ecg_trigger_without_signal_until_trigger_is_none(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_4ch"}], ecg_signal=False)
+    with pytest.raises(ConsoleActionError, match="no ECG signal"):
+        m.go()
+    assert m.header()["heart_rate_bpm"] is None  # nothing to show without the ECG
+    m.open(m.row_at(2).uid)
+    m.set_param("trigger", "none")
+    assert m.can_go()
+
+
+def test_go_refused_on_a_parameter_conflict_with_the_reason_in_words(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_2ch"}])
+    m.open(m.row_at(2).uid)
+    m.set_param("tr_ms", 3.0)
+    m.set_param("te_ms", 2.1)
+    assert m.message == "TR 3.0 ms is shorter than the minimum 4.2 ms for TE 2.1 ms."
+    with pytest.raises(ConsoleActionError, match="TR 3.0 ms is shorter than the minimum 4.2 ms for TE 2.1 ms"):
+        m.go()
+    m.set_param("tr_ms", 4.2)
+    assert m.can_go()
+
+
+def test_trigger_window_longer_than_rr_blocks_go(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_4ch"}], perturbations={"heart_rate_bpm": [100, 100]})
+    assert m.heart_rate_bpm == 100
+    assert "exceed the RR interval of 600 ms (heart rate 100 bpm)" in m.go_blocker()
+    m.open(m.row_at(2).uid)
+    m.set_param("acq_window_ms", 550)
+    assert m.can_go()
+
+
+def test_go_refused_while_scanning_with_nothing_pending_and_for_placeholders(rt):
+    m = _model(rt, [_loc(), {"protocol": "t1_map_molli"}])
+    m.go()
+    with pytest.raises(ConsoleActionError, match="busy"):
+        m.go()
+    _run(m, 0.0, 20.0, 20.0)
+    with pytest.raises(ConsoleActionError, match="mapping is not available"):
+        m.go()
+    m.skip(m.row_at(2).uid)
+    with pytest.raises(ConsoleActionError, match="no pending row"):
+        m.go()
+
+
+# ---- simulated time --------------------------------------------------------------------------------------
+def test_status_and_remaining_time_while_running(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "name": "cor", "params": dict(SMALL, n_slices=4)}])
+    uid = m.go()
+    dur = m.duration_s(m.row(uid))
+    assert dur == pytest.approx(3.0 + 4 * 1.4)
+    m.on_clock(0.0, 2.0)
+    h = m.header()
+    assert h["scanner"] == {"status": "scanning", "row": uid, "name": "cor", "remaining_s": pytest.approx(dur - 2.0)}
+    assert m.row(uid).status == "running" and m.series[-1].localizer  # no new series yet
+    m.on_clock(2.0, dur - 0.01)
+    assert m.row(uid).status == "running"
+    m.on_clock(dur - 0.01, dur + 5)
+    assert m.row(uid).status == "done" and m.header()["scanner"]["status"] == "idle"
+    done = [e for e in m.events if e["event"] == "row_done"][-1]
+    assert done["t"] == pytest.approx(dur)  # finished at its scheduled time, not at the end of the wait
+
+
+def test_one_long_wait_equals_many_short_ones(rt):
+    queue = [_loc(), {"protocol": "t2_haste_cor", "params": dict(SMALL, n_slices=2)}]
+    a, b = _model(rt, queue), _model(rt, queue)
+    for m in (a, b):
+        m.go()
+    a.on_clock(0.0, 12.0)
+    _run(b, 0.0, 12.0, 0.25)
+    for m in (a, b):
+        m.go()
+    a.on_clock(12.0, 30.0)
+    _run(b, 12.0, 30.0, 0.5)
+    assert json.dumps(a.state(), sort_keys=True) == json.dumps(b.state(), sort_keys=True)
+    assert np.array_equal(a.series[1].data.stack(), b.series[1].data.stack())
+
+
+def test_stop_leaves_no_series_and_the_row_can_run_again(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "params": dict(SMALL, n_slices=2)}])
+    uid = m.go()
+    m.on_clock(0.0, 1.0)
+    m.stop()
+    assert m.row(uid).status == "stopped" and len(m.series) == 1
+    m.on_clock(1.0, 30.0)  # the cancelled completion never fires
+    assert m.row(uid).status == "stopped" and len(m.series) == 1
+    with pytest.raises(ConsoleActionError, match="Nothing is running"):
+        m.stop()
+    m.open(uid)
+    assert m.go() == uid
+    m.on_clock(30.0, 60.0)
+    assert m.row(uid).status == "done" and len(m.series) == 2
+
+
+def test_initial_running_row_and_prior_series(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "status": "running", "remaining_s": 6.0,
+                                    "params": dict(SMALL, n_slices=2)}])
+    assert m.series[0].prior and m.series[0].localizer
+    assert m.header()["scanner"]["status"] == "scanning" and m.remaining_s() == pytest.approx(6.0)
+    assert not m.can_go()
+    m.on_clock(0.0, 6.0)
+    assert m.row_at(2).status == "done" and m.header()["scanner"]["status"] == "idle"
+
+
+# ---- series --------------------------------------------------------------------------------------------
+def test_localizer_series_is_three_orthogonal_planes_through_the_isocentre(rt):
+    m = _model(rt, [_loc()])
+    m.go()
+    m.on_clock(0.0, 20.0)
+    s = m.state()["series"][0]
+    assert s["localizer"] and s["n_images"] == 3
+    assert [im["name"] for im in s["images"]] == ["sagittal", "coronal", "transverse"]
+    assert [im["orientation"] for im in s["images"]] == ["S", "C", "T"]
+    for im in s["images"]:
+        assert im["centre_mm"] == pytest.approx(list(m.isocentre_mm))
+        assert im["shape"] == [64, 64]
+
+
+def test_series_image_count_and_geometry_follow_the_parameters(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "name": "kidneys", "params": dict(SMALL)}])
+    m.open(m.row_at(2).uid)
+    m.set_param("n_slices", 5)
+    m.set_param("thickness_mm", 4.0)
+    m.set_param("gap_mm", 1.0)
+    m.set_param("pos_ap_mm", -90.0)
+    m.set_param("tilt_a_deg", 20.0)  # coronal tilted towards transverse
+    m.set_param("fov_phase_mm", 160)
+    normal = m.row_at(2).params.normal()
+    m.go()
+    m.on_clock(0.0, 60.0)
+    s = m.series[-1]
+    assert s.n_images == 5 and s.name == "kidneys" and not s.localizer
+    d = s.to_dict()
+    centres = np.array([im["centre_mm"] for im in d["images"]])
+    assert np.allclose(np.linalg.norm(np.diff(centres, axis=0), axis=1), 5.0, atol=1e-3)
+    assert np.allclose(centres.mean(axis=0), [0.0, -90.0, m.isocentre_mm[2]], atol=1e-3)
+    for im in s.data.images:
+        assert plane_angle_deg(im.pose.normal, normal) < 1e-6
+        assert im.pixels.shape == (32, 64)  # phase lines follow the FOV ratio at square pixels
+    assert plane_angle_deg(normal, (0, 1, 0)) == pytest.approx(20.0)
+    assert d["images"][0]["orientation"] == "C > T 20.0"
+
+
+def test_repeated_row_gets_a_new_series_with_new_noise(rt):
+    m = _model(rt, [_loc(), {"protocol": "t2_haste_cor", "params": dict(SMALL, n_slices=1)}])
+    m.go()
+    m.on_clock(0.0, 10.0)
+    m.go()
+    m.on_clock(10.0, 20.0)
+    m.repeat(m.row_at(2).uid)
+    m.go()
+    m.on_clock(20.0, 30.0)
+    a, b = m.series[1], m.series[2]
+    assert [r.status for r in m.rows] == ["done"] * 3 and b.row == m.row_at(3).uid
+    assert a.to_dict()["images"][0]["centre_mm"] == b.to_dict()["images"][0]["centre_mm"]
+    assert not np.array_equal(a.data.stack(), b.data.stack())
+
+
+# ---- parameter card -------------------------------------------------------------------------------------
+def test_parameters_clamp_and_round(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor"}])
+    m.open(m.row_at(2).uid)
+    assert m.set_param("n_slices", 100) == 64 and isinstance(m.row_at(2).params.n_slices, int)
+    assert m.set_param("thickness_mm", 0.2) == 1.0
+    assert m.set_param("thickness_mm", 5.44) == 5.4
+    assert m.set_param("flip_deg", 400) == 180
+    assert m.set_param("pos_fh_mm", -250.06) == pytest.approx(-250.1)
+    assert m.row_at(2).params.centre_mm[2] == pytest.approx(-250.1)
+    assert PARAM["thickness_mm"].value(m) == 5.4
+    with pytest.raises(ConsoleActionError):
+        m.set_param("trigger", "respiratory")
+    with pytest.raises(ConsoleActionError, match="Enter a number"):
+        m.set_param("gap_mm", float("nan"))
+
+
+def test_enable_rules_explain_why_a_field_is_greyed(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_4ch"}, {"protocol": "t2_haste_cor"}])
+    with pytest.raises(ConsoleActionError, match="Open a row"):
+        m.set_param("tr_ms", 4.0)
+    m.open(m.row_at(2).uid)  # cine: triggered, no inversion
+    assert PARAM["ti_ms"].refusal(m) == "This sequence has no inversion pulse."
+    assert PARAM["trigger_delay_ms"].enabled(m)
+    m.set_param("trigger", "none")
+    assert PARAM["trigger_delay_ms"].refusal(m) == "Set the trigger to ECG or pulse first."
+    assert PARAM["heart_rate_bpm"].refusal(m) == "The heart rate is measured from the ECG."
+    with pytest.raises(TypeError):
+        PARAM["heart_rate_bpm"].commit(m, 80)  # read-only: no setter
+    m.open(m.row_at(3).uid)  # HASTE: not triggered
+    assert CHOICES["trigger"][1].reason(m) == "This sequence is not triggered."
+    m.open(m.row_at(1).uid)  # the acquired localizer
+    assert "repeat it" in PARAM["thickness_mm"].refusal(m)
+    with pytest.raises(ConsoleActionError, match="repeat it"):
+        m.set_param("averages", 2)
+    m.open(m.repeat(m.row_at(1).uid))
+    assert PARAM["thickness_mm"].enabled(m) and not PARAM["n_slices"].enabled(m)  # localizer: 3 fixed planes
+    card = m.card()
+    assert list(card) == list(CARD) and [f["name"] for f in card["Routine"]] == list(CARD["Routine"])
+    assert next(f for f in card["Routine"] if f["name"] == "n_slices")["reason"].startswith("The localizer")
+
+
+def test_editing_is_refused_while_the_row_runs(rt):
+    m = _model(rt, [_loc()])
+    m.open(m.go())
+    with pytest.raises(ConsoleActionError, match="stop it"):
+        m.set_param("thickness_mm", 5.0)
+
+
+def test_scan_time_follows_parameters_and_heart_rate(rt):
+    slow = _model(rt, [{"protocol": "cine_sax"}], perturbations={"heart_rate_bpm": [60, 60]})
+    fast = _model(rt, [{"protocol": "cine_sax"}], perturbations={"heart_rate_bpm": [90, 90]})
+    ds, df = (m.duration_s(m.row_at(1)) for m in (slow, fast))
+    assert ds > df
+    slow.open(slow.row_at(1).uid)
+    slow.set_param("n_slices", 5)
+    assert slow.duration_s(slow.row_at(1)) - 3.0 == pytest.approx((ds - 3.0) / 2, abs=0.1)
+    assert slow.state()["queue"][0]["duration_s"] == slow.duration_s(slow.row_at(1))
+
+
+def test_set_pose_round_trips_an_oblique_plane(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "cine_4ch"}])
+    m.open(m.row_at(2).uid)
+    pose = PlanePose.from_normal((12.0, -100.0, -95.0), (0.35, -0.3, 0.89), 25.0)
+    m.set_pose(pose)
+    back = m.row_at(2).params.pose()
+    assert plane_angle_deg(back, pose) < 1e-3
+    assert np.allclose(back.centre, pose.centre) and np.allclose(back.u, pose.u, atol=1e-4)
+    assert m.events[-1]["event"] == "geometry_changed"
+
+
+# ---- viewer layout ----------------------------------------------------------------------------------------
+def test_localizer_fills_viewports_and_layout_operations(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "status": "done", "params": dict(SMALL, n_slices=4)}])
+    lay = m.state()["layout"]
+    assert [v["image_name"] for v in lay["viewports"][:3]] == ["sagittal", "coronal", "transverse"]
+    assert lay["viewports"][3]["series"] is None and lay["active"] == 1
+    m.load_series(3, 2)  # whole series: opens in the middle
+    assert m.state()["layout"]["viewports"][3]["image"] == 3
+    m.page(3, +5)
+    assert m.viewport_image[3] == 3  # clamped at the last image
+    m.page(3, -10)
+    assert m.viewport_image[3] == 0
+    m.move_viewport_content(2, 1)  # drag the transverse localizer onto viewport 2
+    v2 = m.state()["layout"]["viewports"][1]
+    assert (v2["series"], v2["image_name"], v2["orientation"]) == (1, "transverse", "T")
+    m.activate_viewport(1)
+    m.set_graphics_mode("outer")
+    m.set_shim_box_visible(True)
+    lay = m.state()["layout"]
+    assert (lay["active"], lay["graphics_mode"], lay["shim_box_visible"]) == (2, "outer", True)
+    with pytest.raises(ConsoleActionError):
+        m.set_graphics_mode("some")
+    m.set_layout("1x1")
+    assert m.state()["layout"]["active"] == 1
+    with pytest.raises(ConsoleActionError, match="not shown"):
+        m.activate_viewport(1)
+    m.set_layout("2x2")  # hidden viewports kept their contents
+    assert m.state()["layout"]["viewports"][1]["image_name"] == "transverse"
+
+
+def test_initial_layout_and_image_selection(rt):
+    m = _model(rt, [_loc("done")], layout={"layout": "1x2", "viewports": [{"row": 1, "image": 3}, None],
+                                             "active": 2, "graphics_mode": "off"})
+    lay = m.state()["layout"]
+    assert lay["layout"] == "1x2" and lay["active"] == 2 and lay["graphics_mode"] == "off"
+    assert lay["viewports"][0]["image_name"] == "transverse" and lay["viewports"][1]["series"] is None
+    m.select_image(1, 1)
+    assert m.state()["selected_image"] == {"series": 1, "image": 2}
+    with pytest.raises(ConsoleActionError):
+        m.select_image(1, 3)
+
+
+# ---- dump ------------------------------------------------------------------------------------------------
+def _episode(rt, seed):
+    m = _model(rt, [_loc(), {"protocol": "cine_4ch", "params": SMALL}], seed=seed,
+               perturbations={"heart_rate_bpm": [55, 95]})
+    m.go()
+    m.on_clock(0.0, 10.0)
+    m.open(m.row_at(2).uid)
+    m.set_param("acq_window_ms", 500)
+    m.go()
+    m.on_clock(10.0, 25.0)
+    return m
+
+
+def test_state_dump_is_deterministic_and_json_serialisable(rt):
+    a, b = _episode(rt, 3), _episode(rt, 3)
+    ja = json.dumps(a.state(), sort_keys=True, allow_nan=False)
+    assert ja == json.dumps(b.state(), sort_keys=True, allow_nan=False)
+    assert np.array_equal(a.series[1].data.stack(), b.series[1].data.stack())
+    assert json.loads(ja)["queue"][1]["status"] == "done"
+    rates = {_model(rt, [], seed=s, perturbations={"heart_rate_bpm": [55, 95]}).heart_rate_bpm for s in range(8)}
+    assert len(rates) > 1  # the heart rate is drawn per episode
+
+
+def test_state_dump_holds_what_an_oracle_reads(rt):
+    m = _episode(rt, 0)
+    s = m.state()
+    row = s["queue"][1]
+    assert {"uid", "index", "name", "status", "duration_s", "conflicts", "params"} <= set(row)
+    assert row["params"]["trigger"] == "ecg" and row["params"]["orientation"].startswith("T")
+    assert s["header"]["scanner"]["status"] == "idle" and s["header"]["heart_rate_bpm"] == m.heart_rate_bpm
+    assert [e["event"] for e in s["events"]].count("row_done") == 2
+    assert s["series"][1]["row"] == row["uid"] and s["series"][1]["n_images"] == 1
