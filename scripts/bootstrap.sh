@@ -13,6 +13,7 @@ APT_PACKAGES=(
   libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-xinerama0 libxcb-xkb1
   libxcb-glx0 libxcb-util1 libdbus-1-3 libfontconfig1 libfreetype6 fonts-dejavu-core
   tesseract-ocr tesseract-ocr-eng
+  python3-venv  # `python3 -m venv` on a plain Debian 12 whose python3 is the system one
 )
 
 missing=()
