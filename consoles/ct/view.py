@@ -48,7 +48,6 @@ class HUCurve(QtWidgets.QWidget):
         pen = QtGui.QPen(QtGui.QColor("#ffd94d"), 1, QtCore.Qt.PenStyle.DashLine)
         p.setPen(pen)
         p.drawLine(left, int(fy(thr)), right, int(fy(thr)))
-        p.drawText(left + 4, int(fy(thr)) - 3, f"threshold {thr:.0f} HU")
         pts = b.samples
         if pts:
             p.setPen(QtGui.QPen(QtGui.QColor("#4dd9ff"), 2))
@@ -60,6 +59,14 @@ class HUCurve(QtWidgets.QWidget):
             t, h = pts[-1]
             p.setPen(QtGui.QColor("#ffffff"))
             p.drawText(left, 14, f"last {h:.0f} HU at {t:.0f} s after injection")
+        # Drawn last, on its own background, at the right end (the curve stops at the trigger):
+        # the rising curve used to cross the threshold value.
+        text = f"threshold {thr:.0f} HU"
+        box = p.fontMetrics().boundingRect(text).adjusted(-3, -1, 3, 1)
+        box.moveBottomRight(QtCore.QPoint(right - 2, int(fy(thr)) - 2))
+        p.fillRect(box, QtGui.QColor("#1c1f24"))
+        p.setPen(QtGui.QColor("#ffd94d"))
+        p.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, text)
         p.end()
 
 
