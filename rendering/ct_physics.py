@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rendering.geometry import helical_duration_s
+
 MU_WATER_PER_MM = 0.0192
 NCTDIW_120KV_MGY_PER_MAS = 0.07
 K_FACTOR_MSV_PER_MGYCM = {"head": 0.0021, "neck": 0.0059, "chest": 0.014, "abdomen": 0.015, "pelvis": 0.015}
@@ -95,9 +97,8 @@ def noise_sigma_hu(kv: float, mas: float, pitch: float, dw_mm: float, slice_mm: 
 
 
 def scan_duration_s(length_mm: float, pitch: float, collimation_mm: float, rotation_s: float) -> float:
-    """Helical acquisition time: length / table feed per second."""
-    feed_per_s = pitch * collimation_mm / rotation_s
-    return max(0.5, length_mm / feed_per_s)
+    """Helical acquisition time: length / table feed per second (rendering.geometry's formula)."""
+    return helical_duration_s(length_mm, pitch, collimation_mm, rotation_s)
 
 
 def box2_filter(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

@@ -218,9 +218,6 @@ class PlanePose:
         p = self.centre if pivot is None else np.asarray(pivot, float)
         return PlanePose(p + r.apply(self.centre - p), r.apply(self.u), r.apply(self.v))
 
-    def with_inplane_rotation(self, deg: float) -> "PlanePose":
-        return PlanePose.from_normal(self.centre, self.normal, deg)
-
 
 def plane_angle_deg(a: PlanePose | Any, b: PlanePose | Any) -> float:
     """Angle between two planes (0-90 deg) from their normals; accepts poses or normals."""

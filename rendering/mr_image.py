@@ -19,6 +19,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -179,8 +180,10 @@ class MRSeries:
         """float32 (n, rows, cols)."""
         return np.stack([im.pixels for im in self.images])
 
+    @cached_property
     def auto_window(self) -> tuple[float, float]:
-        """(level, width) a scanner would open the series with: 0 to the 99.5th percentile."""
+        """(level, width) a scanner would open the series with: 0 to the 99.5th percentile (computed
+        once: every viewport the series is loaded into asks for it)."""
         hi = float(np.percentile(np.concatenate([im.pixels.ravel() for im in self.images]), 99.5))
         hi = max(hi, 1e-6)
         return hi / 2.0, hi
@@ -367,8 +370,3 @@ def acquire_localizer(subject: Any, isocentre: Any, seq: SequenceParams | None =
     pixels = _add_rician(clean, sigma, _rng(subject, ("localizer", seed))) if noise else clean
     images = tuple(MRImage(pixels[k], grids[k], thickness_mm, k, groups[k][0]) for k in range(3))
     return MRSeries(images, seq, float(field_t), sigma if noise else 0.0, seed)
-
-
-def prepare(subject: Any, seq: SequenceParams, field_t: float = 1.5) -> None:
-    """Compute and cache the signal volume ahead of the first acquisition (e.g. at console start)."""
-    signal_volume(subject, seq, field_t)

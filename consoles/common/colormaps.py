@@ -33,9 +33,6 @@ class ColorMap:
         table = np.stack([np.interp(x, pos, rgb[:, i]) for i in range(3)], axis=1)
         return cls(name, table, unit)
 
-    def with_unit(self, unit: str) -> "ColorMap":
-        return ColorMap(self.name, self.table, unit)
-
     def rgba_bytes(self) -> np.ndarray:
         """(n, 4) uint8, opaque."""
         out = np.empty((len(self.table), 4), np.uint8)
@@ -65,7 +62,3 @@ def get_colormap(name: str, unit: str = "") -> ColorMap:
     if name not in _STOPS:
         raise KeyError(f"unknown colour map {name!r}; known: {sorted(_STOPS)}")
     return ColorMap.from_stops(name, _STOPS[name], unit=unit)
-
-
-def colormap_names() -> list[str]:
-    return sorted(_STOPS)

@@ -472,7 +472,7 @@ class MRModel(ConsoleModelBase):
         return row.uid
 
     def _start(self, row: QueueRow, t_end: float | None = None, t_start: float | None = None) -> None:
-        dur = scan_time_s(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))
+        dur = self.duration_s(row)  # not started yet: what its parameters give now
         row.t_start = self.t if t_start is None else float(t_start)
         row.t_end = row.t_start + dur if t_end is None else float(t_end)
         row.status = "running"
@@ -623,7 +623,7 @@ class MRModel(ConsoleModelBase):
     def _load(self, i: int, series_uid: int, image: int) -> None:
         s = self.series_by_uid(series_uid)
         k = max(0, min(s.n_images - 1, int(image)))
-        level, width = s.data.auto_window()
+        level, width = s.data.auto_window
         self.layout.viewports[i] = ViewportContent(f"series {s.uid}", round(width, 4), round(level, 4))
         self.viewport_image[i] = k
 
@@ -669,8 +669,7 @@ class MRModel(ConsoleModelBase):
     def move_viewport_content(self, src: int, dst: int) -> None:
         """Drag what one viewport shows onto another (the source keeps it)."""
         a, b = self._viewport(src), self._viewport(dst)
-        vc = self.layout.viewports[a]
-        self.layout.viewports[b] = vc
+        self.layout.move_content(a, b)
         self.viewport_image[b] = self.viewport_image[a]
         self._log("viewport_copied", src=a + 1, dst=b + 1)
         self._changed("layout")

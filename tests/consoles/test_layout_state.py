@@ -46,6 +46,9 @@ def test_move_content_and_window_level():
 def test_invalid_states_are_refused(bad):
     with pytest.raises(ValueError):
         LayoutState(**bad)
+
+
+def test_invalid_changes_are_refused():
     s = LayoutState()
     with pytest.raises(ValueError):
         s.set_layout("4x4")

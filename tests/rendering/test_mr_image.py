@@ -275,7 +275,7 @@ def test_series_placement_matches_its_grid(dev):
         assert im.index == k and im.thickness_mm == 6.0
         assert im.placement() == pytest.approx(g.grid(k).placement())
         assert np.allclose(im.pose.centre, g.slice_pose(k).centre)
-    level, width = s.auto_window()
+    level, width = s.auto_window
     assert width > 0 and level == pytest.approx(width / 2)
 
 
