@@ -7,8 +7,7 @@ the development subject, one console on one Xvfb:
   (median and p95); `drag_step_ms` the same for a drag on a viewport handle;
 - `capture_ms` (grab + colour conversion) and `encode_ms` (PNG) medians, over all those steps;
 - `launch_s`: a fresh console, launch -> first frame captured (median);
-- `reset_s`: the same console reset in place to a new episode -> first frame captured (median),
-  or null with `reset_unavailable` saying why (a console without the `reset` command);
+- `reset_s`: the same console reset in place to a new episode -> first frame captured (median);
 - `pss_mib`: PSS of runner worker + Xvfb + console after the steps (runner/memory.py).
 """
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from runner.actions import Action
-from runner.capture import ScreenCapture, bgrx_to_rgb, encode_png
+from runner.capture import ScreenCapture, encode_png
 from runner.console_process import ConsoleProcess
 from runner.display import VirtualDisplay
 from runner.memory import pss_mib
@@ -73,8 +72,7 @@ class _StepTimer:
             self.inp.perform(a)
             self.con.settle(0.5)
             t1 = time.perf_counter()
-            shot = self.cap.grab_raw()
-            rgb = bgrx_to_rgb(shot.raw, shot.height, shot.width)
+            rgb = self.cap.grab_rgb()
             t2 = time.perf_counter()
             encode_png(rgb)
             t3 = time.perf_counter()
@@ -111,11 +109,6 @@ def _ct_actions(con: ConsoleProcess, inp, steps: int) -> tuple[list[Action], Cal
 ACTIONS = {"ct": _ct_actions}
 
 
-def _first_frame(cap: ScreenCapture) -> None:
-    shot = cap.grab_raw()
-    bgrx_to_rgb(shot.raw, shot.height, shot.width)
-
-
 def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: int) -> dict[str, Any]:
     """The figures of one modality (see the module docstring)."""
     from tasks.card import select_cards
@@ -127,7 +120,7 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         t0 = time.perf_counter()
         con = ConsoleProcess(disp, modality, task, "dev", 0)
         con.start()
-        _first_frame(cap)
+        cap.grab_rgb()
         launch_s.append(time.perf_counter() - t0)
         con.stop()
     con = ConsoleProcess(disp, modality, task, "dev", 0)
@@ -140,15 +133,11 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         drag_ms = timer.run(drags())
         parts = {"worker": pss_mib(os.getpid()), "xvfb": pss_mib(disp.proc.pid), "console": pss_mib(con.proc.pid)}
         pss = sum(parts.values())
-        reset_unavailable = None
-        if hasattr(con, "reset"):
-            for i in range(launches):
-                t0 = time.perf_counter()
-                con.reset(task, "dev", i + 1)
-                _first_frame(cap)
-                reset_s.append(time.perf_counter() - t0)
-        else:
-            reset_unavailable = "ConsoleProcess has no reset (console reset in place not built yet)"
+        for i in range(launches):
+            t0 = time.perf_counter()
+            con.reset(task, "dev", i + 1)
+            cap.grab_rgb()
+            reset_s.append(time.perf_counter() - t0)
     finally:
         inp.close()
         cap.close()
@@ -158,11 +147,9 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         "step_ms": {"median": _med(step_ms), "p95": round(_p95(step_ms), 2)},
         "drag_step_ms": {"median": _med(drag_ms), "p95": round(_p95(drag_ms), 2)},
         "capture_ms": _med(timer.capture_ms), "encode_ms": _med(timer.encode_ms),
-        "launch_s": _med(launch_s, 3), "reset_s": _med(reset_s, 3) if reset_s else None,
+        "launch_s": _med(launch_s, 3), "reset_s": _med(reset_s, 3),
         "pss_mib": round(pss, 1), "pss_parts_mib": {k: round(v, 1) for k, v in parts.items()},
     }
-    if reset_unavailable:
-        out["reset_unavailable"] = reset_unavailable
     return out
 
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from runner.control_client import ConsoleFault, ControlClient
 from runner.display import VirtualDisplay, _die_with_parent
@@ -23,7 +23,6 @@ STARTUP_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
 REUSE_ENV = "MEDIMAGEOS_CONSOLE_REUSE"  # "0": every episode launches its own console (escape hatch)
 
-ConsoleStart = Literal["launch", "reset"]
 
 
 def reuse_default() -> bool:
@@ -46,7 +45,6 @@ class ConsoleProcess:
         self.proc: subprocess.Popen | None = None
         self.client = ControlClient(self.socket_path, timeout_s or REQUEST_TIMEOUT_S)
         self.hello: dict[str, Any] = {}
-        self.started_by: ConsoleStart = "launch"  # how the current episode's console began
 
     def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, Any]:
         env = self.display.env()
@@ -75,7 +73,6 @@ class ConsoleProcess:
         reply = self.request("reset", task=task, subject=subject, seed=seed)
         self.task, self.subject, self.seed = task, subject, seed
         self.hello = {k: v for k, v in reply.items() if k not in ("ok", "id")}
-        self.started_by = "reset"
         self.settle(0.0)
         return self.hello
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.fingerprint import component, differing_fields
+from scoring.aggregate import episode_environment
 
 GOLDEN_PATH = Path(__file__).resolve().parent / "golden" / "doctor.json"
 DEFAULT_LOCK = Path(__file__).resolve().parent.parent / "requirements.lock"
@@ -94,14 +95,6 @@ def episode_record(ep_dir: Path) -> dict[str, Any]:
         "reason": verdict.get("reason", "") if verdict["outcome"] == "INVALID" else "",
         "images": {name: image_hashes(ep_dir / name) for name in images},
     }
-
-
-def episode_fingerprint(ep_dir: Path) -> dict[str, Any] | None:
-    try:
-        state = json.loads((ep_dir / "state.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return (state.get("provenance") or {}).get("environment")
 
 
 # --------------------------------------------------------------------------- comparison (pure)
@@ -215,18 +208,16 @@ def check_fonts(golden: dict[str, Any] | None) -> Finding:
         p = Path(path)
         if not p.is_file():
             bad.append(f"{path} missing")
-        elif sha256_bytes(p.read_bytes()) != want:
-            bad.append(f"{path} has sha256 {sha256_bytes(p.read_bytes())[:16]}..., expected {want[:16]}...")
+        elif (have := sha256_bytes(p.read_bytes())) != want:
+            bad.append(f"{path} has sha256 {have[:16]}..., expected {want[:16]}...")
     if bad:
         return Finding("fail", "fonts", "; ".join(bad) + " (scripts/bootstrap.sh installs fonts-dejavu-core)")
     return Finding("ok", "fonts", f"{len(fonts)} pinned font files present with the expected sha256")
 
 
 def check_lock(lock_path: Path) -> Finding:
-    try:
-        from runner.lockfile import installed_mismatches, read_lock
-    except ImportError:
-        return Finding("warn", "packages", "runner.lockfile is not available; package versions not checked")
+    from runner.lockfile import installed_mismatches, read_lock
+
     if not Path(lock_path).is_file():
         return Finding("warn", "packages", f"no lock file at {lock_path}; package versions not checked")
     try:
@@ -267,7 +258,7 @@ def run_reference_episodes(out_root: Path, display) -> dict[str, Any]:
         shutil.rmtree(ep_dir, ignore_errors=True)  # a kept folder from an earlier run is not reused
         run_episode(EpisodeSpec(card, subject, seed), ReferenceAgent(), out_root, display)
         episodes[f"{AGENT}/{task}/{subject}/seed{seed}"] = episode_record(ep_dir)
-        fingerprint = fingerprint or episode_fingerprint(ep_dir)
+        fingerprint = fingerprint or episode_environment(ep_dir)
     return {"fingerprint": fingerprint or {}, "episodes": episodes}
 
 

@@ -160,7 +160,7 @@ class MedImageOSEnv(gym.Env):
 
     # ---- internals ----------------------------------------------------------------------
     def _grab(self) -> np.ndarray:
-        obs = np.array(self._engine.observe(), dtype=np.uint8, copy=True)
+        obs = self._engine.observe()  # a new array each grab
         self._last_obs = obs
         return obs.copy()
 

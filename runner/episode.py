@@ -14,12 +14,12 @@ from runner.console_process import ConsoleKeeper, ConsoleProcess
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
 from runner.fingerprint import runner_fingerprint
-from runner.step import POINTER_HOME, StepEngine, make_receipt, screenshot_name
+from runner.step import StepEngine, make_receipt, screenshot_name
 from scoring.score import score_episode
 from scoring.verdict import Verdict
 from tasks.card import TaskCard
 
-__all__ = ["CARD_FILE", "POINTER_HOME", "ConsoleControlView", "EpisodeSpec", "make_verdict", "run_episode"]
+__all__ = ["CARD_FILE", "ConsoleControlView", "EpisodeSpec", "make_verdict", "run_episode"]
 
 CARD_FILE = "card.json"  # the exact card an episode ran, in its folder; the console reads this file
 

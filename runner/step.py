@@ -84,7 +84,7 @@ class StepEngine:
 
     def start(self) -> float:
         """Launch (or reset in place) the console, open input and capture, home the pointer, settle;
-        returns the sim time. `console_start` then says which of the two happened."""
+        returns the sim time."""
         try:
             if self.keeper is not None:
                 self.console = self.keeper.acquire(self.display, self.card.modality, self._card_path, self.subject,
@@ -101,7 +101,7 @@ class StepEngine:
         return self.sim_time
 
     def observe(self) -> np.ndarray:
-        """The screen now, (H, W, 3) uint8 (a view of the capture buffer: copy it to keep it)."""
+        """The screen now, a new (H, W, 3) uint8 array."""
         return self._cap.grab_rgb()
 
     def step(self, step: int, raw: Any, model_call: dict[str, Any] | None = None) -> StepResult:
@@ -128,11 +128,6 @@ class StepEngine:
     def state(self) -> dict[str, Any]:
         """The console's state dump."""
         return self.console.state()
-
-    @property
-    def console_start(self) -> str:
-        """"launch" or "reset": how this episode's console began."""
-        return self.console.started_by if self.console is not None else "launch"
 
     def close(self, clean: bool = False) -> None:
         """Close capture and input; stop the console, or hand it back to the keeper for the next

@@ -61,14 +61,15 @@ if [ -n "$why" ]; then
   .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
   .venv/bin/python -m pip check >/dev/null || { .venv/bin/python -m pip check; exit 1; }
   d=$(drift); [ -z "$d" ] || { echo "bootstrap: .venv still differs from requirements.lock: $d" >&2; exit 1; }
+  # site-packages changes only here, so its bytecode is written here. Some packages ship deliberately
+  # unparsable files (templates, test data): compileall reports them and compiles the rest, so its
+  # exit code says nothing.
+  .venv/bin/python -m compileall -q -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+    >/dev/null 2>&1 || true
   echo "$want" > "$stamp"
 fi
-# Bytecode for the project and .venv, written now: with PYTHONDONTWRITEBYTECODE set (or a read-only
+# Bytecode for the project, written on every run: with PYTHONDONTWRITEBYTECODE set (or a read-only
 # tree) every console launch would otherwise recompile the project's modules (80-160 ms). compileall
 # writes .pyc whatever that variable says and skips files already up to date, so this is cheap on reruns.
 .venv/bin/python -m compileall -q -j 0 consoles rendering runner scoring tasks
-# Some packages ship deliberately unparsable files (templates, test data): compileall reports them and
-# compiles the rest, so its exit code says nothing here.
-.venv/bin/python -m compileall -q -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
-  >/dev/null 2>&1 || true
 echo "bootstrap: ready (.venv/bin/medimageos)"

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.actions import NOMINAL_SECONDS
-from runner.agents.reference.ct import CTPlanner, Op
+from consoles.common.clock import SimClock
+from runner.agents.reference.ct import CTPlanner, Op, wait_seconds
 from tasks.card import TaskCard
 from scoring.oracles import get_oracle
 from scoring.verdict import OracleResult
@@ -41,18 +42,6 @@ def make_model(card: TaskCard, subject: str, seed: int):
     from rendering.subjects import load_runtime
 
     return CTModel(load_runtime(subject), card.id, seed, card.initial_state, card.perturbations)
-
-
-class ModelClock:
-    """Simulated time for a bare model: advancing runs the model's scheduled events via on_clock."""
-
-    def __init__(self, model) -> None:
-        self.model, self.t = model, float(model.t)
-
-    def advance(self, seconds: float) -> None:
-        t_new = self.t + float(seconds)
-        self.model.on_clock(self.t, t_new)
-        self.t = t_new
 
 
 def apply_op(model, op: Op) -> None:
@@ -85,7 +74,8 @@ def run_ct(card: TaskCard, subject: str, seed: int, planner: CTPlanner | None = 
     t0 = time.perf_counter()
     planner = planner or CTPlanner(card, subject)
     model = make_model(card, subject, seed)
-    clock = ModelClock(model)
+    clock = SimClock(start=model.t)
+    clock.subscribe(model.on_clock)
     ops: list[Op] = []
     while True:
         st = model.state()
@@ -97,7 +87,7 @@ def run_ct(card: TaskCard, subject: str, seed: int, planner: CTPlanner | None = 
             tail = ", ".join(f"{o.name}{o.args or ''}" for o in ops[-5:])
             raise HeadlessError(f"{card.id} {subject} seed {seed}: no 'done' after {max_ops} operations; last: {tail}")
         if op.name == "wait":
-            clock.advance(round(min(30.0, max(0.5, op.args["seconds"])), 2))  # the GUI solver's wait bounds
+            clock.advance(wait_seconds(op.args["seconds"]))
             continue
         try:
             apply_op(model, op)

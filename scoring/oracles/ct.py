@@ -22,7 +22,7 @@ from scoring.registry.ct import (  # noqa: F401  (thresholds re-exported for tes
     END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY, RECOVERY_EXTRA_ALLOWANCE_MM, ROUTINE, CTTask)
 from scoring.registry.ct import ALLOWED_MARGIN_MM
 from scoring.verdict import OracleResult
-from scoring.workflow import Stage, checks_verdict, event_in, event_index, event_is, ordered_stages, progress
+from scoring.workflow import Stage, checks_verdict, event_in, event_is, events_before, ordered_stages, progress
 from scoring.workflow import stage_names as _names
 
 
@@ -177,8 +177,7 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
     ev = state.get("events", [])
     is_ccta, is_kub = spec.bolus_tracking, spec.dose_limit
     stages = ordered_stages(ev, ordered_checks(spec))
-    i_scan = event_index(ev, event_is("scan_completed"))
-    before_scan = ev[:i_scan] if i_scan is not None else ev
+    before_scan = events_before(ev, event_is("scan_completed"))
     if spec.isocentre:
         stages["isocentre_set"] = any(e["event"] == "table_height_changed" for e in before_scan)
     if is_ccta:
@@ -289,8 +288,7 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
     prior = [s for s in all_series if s.get("prior")]
     new = [s for s in all_series if not s.get("prior")]
     prior_uids = {s["uid"] for s in prior}
-    i_first_scan = event_index(ev, event_is("scan_started"))
-    pre = ev[:i_first_scan] if i_first_scan is not None else ev
+    pre = events_before(ev, event_is("scan_started"))
     stages = {"prior_reviewed": any(e["event"] == "recon_opened" and e.get("series") in prior_uids for e in pre)}
     new_recon = Stage("recon_opened", lambda e: e["event"] == "recon_opened" and e.get("series") not in prior_uids)
     stages.update(ordered_stages(ev, [*ordered_checks(spec), new_recon]))

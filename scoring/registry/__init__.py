@@ -35,7 +35,7 @@ def registry_file(modality: str) -> Path:
     return Path(__file__).with_name(f"{modality}.py")
 
 
-def registry_for(modality: str) -> dict[str, Any]:
+def registry_for(modality: str) -> dict[str, TaskEntry]:
     """The REGISTRY dict of a modality; a modality without a registry module has no entries."""
     try:
         mod = importlib.import_module(f"scoring.registry.{modality}")
@@ -46,7 +46,7 @@ def registry_for(modality: str) -> dict[str, Any]:
     return mod.REGISTRY
 
 
-def entry(task_id: str, modality: str) -> Any:
+def entry(task_id: str, modality: str) -> TaskEntry:
     """The registry entry of one task; a missing entry raises RegistryError naming the file to edit."""
     reg = registry_for(modality)
     if task_id not in reg:
@@ -56,7 +56,7 @@ def entry(task_id: str, modality: str) -> Any:
     return reg[task_id]
 
 
-def entry_for_card(card: Any) -> Any:
+def entry_for_card(card: Any) -> TaskEntry:
     """The entry of a task card, checked against the card's oracle family."""
     e = entry(card.id, card.modality)
     if e.family != card.oracle:

@@ -55,8 +55,9 @@ class CTPlanner:
         return tuple(self.plan["organs"])
 
     def organ_extent(self) -> tuple[float, float]:
-        ext = [self.oracle.organ_z_extent(o) for o in self.organs]
-        return min(e[0] for e in ext), max(e[1] for e in ext)
+        from scoring.oracles.ct import organs_extent
+
+        return organs_extent(self.oracle, self.organs)
 
     def target_range(self, state: dict[str, Any]) -> tuple[float, float]:
         """(start, end) in table mm covering the organ(s) with the plan's margins (or the missing part)."""
@@ -187,8 +188,13 @@ def click(rect: list[int]) -> str:
     return json.dumps({"action": "click", "x": x, "y": y})
 
 
+def wait_seconds(seconds: float) -> float:
+    """How long the solver waits for a wanted `seconds`: 0.5 to 30 s, to 10 ms (GUI and headless alike)."""
+    return round(min(30.0, max(0.5, seconds)), 2)
+
+
 def wait(seconds: float) -> str:
-    return json.dumps({"action": "wait", "seconds": round(min(30.0, max(0.5, seconds)), 2)})
+    return json.dumps({"action": "wait", "seconds": wait_seconds(seconds)})
 
 
 class CTReferenceSolver(CTPlanner):
