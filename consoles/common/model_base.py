@@ -216,12 +216,6 @@ class ConsoleModelBase:
     def _log(self, event: str, **info: Any) -> None:
         self.events.append({"t": round(self.t, 3), "event": event, **info})
 
-    def _say(self, message: str, what: str | None = None) -> None:
-        """Show a message to the user (and notify `what` if given)."""
-        self.message = message
-        if what:
-            self._changed(what)
-
     def _require(self, cond: bool, message: str) -> None:
         """Refuse (ConsoleActionError) with `message` shown to the user unless `cond` holds."""
         if not cond:
@@ -295,9 +289,6 @@ class ModelComponent:
 
     def _require_rule(self, rule: Rule) -> None:
         self.host._require_rule(rule)
-
-    def _say(self, message: str, what: str | None = None) -> None:
-        self.host._say(message, what)
 
     def schedule(self, t: float, fn: Callable[[], None], priority: int = 0, name: str = "") -> ScheduledEvent:
         return self.host.schedule(t, fn, priority, name)

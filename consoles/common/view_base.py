@@ -21,7 +21,7 @@ from PySide6 import QtCore, QtWidgets
 
 from consoles.common.colormaps import ColorMap
 from consoles.common.model_base import ConsoleActionError
-from consoles.common.overlays import DragController, OverlaySet
+from consoles.common.overlays import OverlaySet
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import STYLESHEET, CardRow, ParameterCard
 from rendering.geometry import PlanePose
@@ -76,12 +76,7 @@ class ViewportAsBuilt:
         are made again in a fresh view's order), camera, window/level, pose, colour map, and no
         drag or coalesced motion left over from an earlier episode."""
         vp.set_overlays(OverlaySet())
-        vp.drag = DragController()
-        # Input state the viewport keeps between events; a fresh viewport starts without it. (The
-        # viewport has no public reset yet: these are its constructor's values.)
-        vp._pending_move = None
-        vp._wl_drag = None
-        vp._move_timer_armed = False
+        vp.reset_input_state()
         if vp.color_map is not None or self.color_map is not None:
             vp.set_color_map(self.color_map, self.color_map_title)
         vp.set_plane_pose(self.pose)
@@ -209,10 +204,10 @@ class ConsoleViewBase:
             self._bindings[topic].add(refresh)
         return refresh
 
-    def bind_refresh(self, topic: str, *parts: Callable[[], None]) -> None:
-        """Declare that `topic` changes only what `parts` (and whatever is bound to it with
-        `panel_part`) show; bound with no parts, it changes nothing on the panel."""
-        self._bindings.setdefault(topic, set()).update(parts)
+    def bind_refresh(self, topic: str) -> None:
+        """Declare that `topic` changes only what the parts bound to it with `panel_part` show
+        (with none, nothing on the panel)."""
+        self._bindings.setdefault(topic, set())
 
     def refresh_parts(self) -> None:
         """Run every registered panel part in order (a subclass's `_refresh_panel`)."""

@@ -98,13 +98,10 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self.resize_callback: Callable[["ImageViewport"], None] | None = None
         self.wheel_callback: Callable[[int], None] | None = None
         self.window_level_callback: Callable[[float, float], None] | None = None
-        self._wl_drag: tuple[float, float, float, float] | None = None
-        self._pending_move: tuple[float, float, QtCore.Qt.MouseButton] | None = None
-        self._move_timer_armed = False
         self.setMouseTracking(False)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         self.overlays = OverlaySet()  # what is on show: drawn, and hit-tested by `drag`
-        self.drag = DragController()  # owners feed it plane coordinates from mouse_callback
+        self.reset_input_state()
         self._pose: PlanePose | None = None
         self._cmap: ColorMap | None = None
         self._cmap_title = ""
@@ -293,6 +290,13 @@ class ImageViewport(QVTKRenderWindowInteractor):
         cam.SetParallelScale(self.height() / (2.0 * k))
         self._renderer.ResetCameraClippingRange(cu - 1e4, cu + 1e4, cv - 1e4, cv + 1e4, -10, 10)
         self._placeholder.SetPosition(self.width() / 2.0, self.height() / 2.0)
+
+    def reset_input_state(self) -> None:
+        """No drag, window/level drag or coalesced motion under way (as built; a console reset)."""
+        self._wl_drag: tuple[float, float, float, float] | None = None
+        self._pending_move: tuple[float, float, QtCore.Qt.MouseButton] | None = None
+        self._move_timer_armed = False
+        self.drag = DragController()  # owners feed it plane coordinates from mouse_callback
 
     def resizeEvent(self, ev: QtGui.QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(ev)

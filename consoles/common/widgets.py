@@ -51,10 +51,6 @@ class NumberField(QtWidgets.QLineEdit):
         self._value = self._normalise(value)
         self.setText(format_number(self._value, self.decimals, self.unit))
 
-    def widest_texts(self) -> list[str]:
-        """The texts at the range ends: the widest the field ever has to show."""
-        return [format_number(v, self.decimals, self.unit) for v in (self.lo, self.hi)]
-
     def _normalise(self, value: float) -> float:
         return round(min(self.hi, max(self.lo, float(value))), self.decimals)
 

@@ -18,13 +18,6 @@ from consoles.common import overlays as ov
 EDGE_GRAB_PX = 10  # how close (pixels) to an edge or line a press grabs it
 
 
-def _bolus(m: Any, key: str) -> Any:
-    """A bolus-tracking field, whether the model keeps them in a dict or (after the console-core
-    port) on a component object."""
-    b = m.bolus
-    return b[key] if isinstance(b, dict) else getattr(b, key)
-
-
 def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int) -> ov.OverlaySet:
     """The AP ("ap") or lateral ("lateral") scout's ruler, acquired ranges, planned range with its
     grips, isocentre line, monitoring line and orientation labels. `m` is a CTModel."""
@@ -54,9 +47,7 @@ def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int)
               ov.Movable(axis=(0.0, 1.0), span="row") if view == "ap" else None)
         mid = (u0 + u1) / 2
         if m.protocol.contrast:
-            mz = _bolus(m, "monitor_z_mm")
-            if mz is None:
-                mz = m.default_monitor_z()
+            mz = m.bolus.shown_monitor_z()
             o.add(ov.Line("monitor_line", u0, mz, u1, mz, ov.CYAN, 1.5, dashed=True))
             if view == "ap":
                 o.add(ov.Label("monitor_label", u1 - 4, mz, "Monitor", ov.CYAN, 12, "right"))
@@ -92,18 +83,18 @@ def monitor_overlays(m: Any, img: Any, width: int, height: int) -> ov.OverlaySet
     Axial plane coordinates: u = subject x, v = -subject y (anterior up)."""
     o = ov.OverlaySet()
     w, h = width, height
-    samples = _bolus(m, "samples")
+    samples = m.bolus.samples
     n = len(samples)
     what = f"monitoring image {n}" if n else "reference image"
-    o.add(ov.Label("info", 8, h - 14, f"Monitoring slice at table {_bolus(m, 'monitor_z_mm'):.1f} mm  ({what})",
+    o.add(ov.Label("info", 8, h - 14, f"Monitoring slice at table {m.bolus.monitor_z_mm:.1f} mm  ({what})",
                    ov.WHITE, 13, "left", True))
     o.add(ov.Label("orient_r", 8, h / 2, "R", ov.WHITE, 16, "left", True))
     o.add(ov.Label("orient_l", w - 8, h / 2, "L", ov.WHITE, 16, "right", True))
     o.add(ov.Label("orient_a", w / 2, 14, "A", ov.WHITE, 16, "center", True))
-    roi = _bolus(m, "roi")
+    roi = m.bolus.roi
     if roi is not None:
         x, y = roi
-        r = _bolus(m, "roi_radius_mm")
+        r = m.bolus.roi_radius_mm
         o.add(ov.Circle("roi", x, -y, r, ov.YELLOW, 2.0, segments=12))
         val = f"{samples[-1][1]:.0f} HU" if n else f"{m.roi_hu(img):.0f} HU"
         o.add(ov.Label("roi_label", x + r + 3, -y, f"ROI {val}", ov.YELLOW, 13))

@@ -22,8 +22,7 @@ import numpy as np
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
 from consoles.common.params import Parameter
 from consoles.ct import bolus as bolus_module
-from consoles.ct.bolus import (DEFAULT_THRESHOLD_HU, DEFAULT_TRIGGER_DELAY_S, MONITOR_DELAY_S,  # noqa: F401
-                               MONITOR_INTERVAL_S, MONITOR_NOISE_HU, MONITOR_TIMEOUT_S, ROI_RADIUS_MM, BolusTracking)
+from consoles.ct.bolus import MONITOR_DELAY_S, MONITOR_TIMEOUT_S, BolusTracking  # noqa: F401 (re-exported)
 from consoles.ct.protocols import PROTOCOLS, Protocol, get_protocol
 from rendering import ct_contrast, ct_physics
 from rendering.geometry import TableFrame, helical_duration_s, helical_time_at
@@ -49,6 +48,17 @@ ACQUISITION_EDITABLE = Rule(
     (lambda m: m.protocol is not None, "Load a protocol first."),
     (lambda m: m.scan_status == "idle", "Cannot change parameters while scanning."),
     (lambda m: m.scout_status != "acquiring", "The scanner is busy."),
+)
+# The workflow buttons: the same Rule refuses the action in the model and greys the button in the view.
+CAN_SCOUT = Rule(
+    (lambda m: m.protocol is not None, "Load a protocol before acquiring the scout."),
+    (lambda m: m.scan_status == "idle" and m.scout_status != "acquiring", "The scanner is busy."),
+)
+CAN_SCAN = Rule(
+    (lambda m: m.protocol is not None, "Load a protocol first."),
+    (lambda m: m.scout_status == "done", "Acquire the scout first."),
+    (lambda m: m.scan_status == "idle", "A scan is already running."),
+    (lambda m: m.confirmed, "Confirm the plan before scanning."),
 )
 
 PARAMETERS = (
@@ -249,8 +259,7 @@ class CTModel(ConsoleModelBase):
 
     # ---- scout ------------------------------------------------------------------------
     def acquire_scout(self) -> None:
-        self._require(self.protocol is not None, "Load a protocol before acquiring the scout.")
-        self._require(self.scan_status == "idle" and self.scout_status != "acquiring", "The scanner is busy.")
+        self._require_rule(CAN_SCOUT)
         self.scout_status = "acquiring"
         self.scout_t_end = self.t + SCOUT_SECONDS
         self.schedule(self.scout_t_end, self._finish_scout, PRIORITY_SCOUT, "scout_done")
@@ -369,10 +378,7 @@ class CTModel(ConsoleModelBase):
 
     # ---- scanning ---------------------------------------------------------------------
     def scan(self) -> None:
-        self._require(self.protocol is not None, "Load a protocol first.")
-        self._require(self.scout_status == "done", "Acquire the scout first.")
-        self._require(self.scan_status == "idle", "A scan is already running.")
-        self._require(self.confirmed, "Confirm the plan before scanning.")
+        self._require_rule(CAN_SCAN)
         self.bolus.on_manual_scan()
         self._start_scan()
 
@@ -454,9 +460,6 @@ class CTModel(ConsoleModelBase):
     def monitor_image(self) -> np.ndarray | None:
         """The last monitoring (or reference) image of bolus tracking."""
         return self.bolus.image
-
-    def default_monitor_z(self) -> float:
-        return self.bolus.default_monitor_z()
 
     def set_monitor_z(self, z_mm: float) -> None:
         """Table position (mm) of the monitoring slice; a new reference image is needed after a move."""

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import overlays as ov
@@ -11,11 +10,10 @@ from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.ct import graphics
 from consoles.common.widgets import button, group
-from consoles.ct.bolus import CAN_START, SETUP_EDITABLE
-from consoles.ct.model import MONITOR_TIMEOUT_S, CTModel
+from consoles.ct.bolus import CAN_START, CONTRAST, MONITOR_TIMEOUT_S, SETUP_EDITABLE
+from consoles.ct.model import CAN_SCAN, CAN_SCOUT, PLAN_EDITABLE, CTModel
 from consoles.ct.protocols import get_protocol
 
-EDGE_GRAB_PX = 10
 WL_PRESETS = (("Lung", 1500, -600), ("Mediast.", 400, 40), ("Abdomen", 350, 50), ("Bone", 2000, 400))
 
 
@@ -77,8 +75,6 @@ class CTConsoleView(ConsoleViewBase):
 
     def __init__(self, model: CTModel, width: int, height: int) -> None:
         super().__init__(model, width, height)
-        self._drag: str | None = None
-        self._drag_anchor = 0.0
         outer = QtWidgets.QVBoxLayout(self.central)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
@@ -307,12 +303,11 @@ class CTConsoleView(ConsoleViewBase):
         return page
 
     def _restore_built_state(self) -> None:
-        """The CT widgets as built (see ConsoleViewBase.rebind): no drag under way, no protocol row
+        """The CT widgets as built (see ConsoleViewBase.rebind): no protocol row
         current, no series listed, the dose-limit line shown only when the new card sets a limit,
         the curve drawing the new model, the card's start page."""
         super()._restore_built_state()
         m = self.model
-        self._drag, self._drag_anchor = None, 0.0
         for lst in (self.protocol_list, self.series_list):
             lst.clearSelection()
             lst.setCurrentRow(-1)
@@ -405,7 +400,7 @@ class CTConsoleView(ConsoleViewBase):
     def _refresh_workflow_buttons(self) -> None:
         m = self.model
         self.load_btn.setEnabled(not m.busy)
-        self.scout_btn.setEnabled(m.protocol is not None and not m.busy)
+        self.scout_btn.setEnabled(CAN_SCOUT(m))
 
     def _refresh_plan_fields(self) -> None:
         self.plan_card.refresh()
@@ -415,12 +410,10 @@ class CTConsoleView(ConsoleViewBase):
 
     def _refresh_plan_buttons(self) -> None:
         m = self.model
-        busy = m.busy
-        planning = m.scout_status == "done" and not busy
-        self.confirm_btn.setEnabled(planning and not m.confirmed)
+        self.confirm_btn.setEnabled(PLAN_EDITABLE(m) and not m.confirmed)
         self.confirm_btn.setText("Plan confirmed" if m.confirmed else "Confirm plan")
-        self.scan_btn.setEnabled(m.confirmed and not busy)
-        self.open_btn.setEnabled(bool(m.series) and not busy)
+        self.scan_btn.setEnabled(CAN_SCAN(m))
+        self.open_btn.setEnabled(bool(m.series) and not m.busy)
         self.length_label.setText(f"{m.start_mm - m.end_mm:.1f} mm")
 
     def _refresh_dose(self) -> None:
@@ -441,8 +434,7 @@ class CTConsoleView(ConsoleViewBase):
 
     def _refresh_bolus_controls(self) -> None:
         m = self.model
-        p = m.protocol
-        self.tab_bolus.setEnabled(p is not None and p.contrast)
+        self.tab_bolus.setEnabled(CONTRAST(m))
         self.bolus_card.refresh()
         self.monitor_ref_btn.setEnabled(SETUP_EDITABLE(m))
         self.bolus_btn.setEnabled(CAN_START(m))
@@ -583,18 +575,6 @@ class CTConsoleView(ConsoleViewBase):
             top, bottom = m.table_limits()
             x, y = self.scout_lat.to_screen(m.y_iso_subject(), (top + bottom) / 2)
             out["scout_lateral.iso_handle"] = [x - 7, y - 7, 14, 14]
-        return out
-
-    def transforms(self) -> dict[str, dict[str, float]]:
-        """Image-plane mm -> screen pixel maps of the visible viewports: x = ax*u + bx, y = ay*v + by."""
-        out = {}
-        for vp in (self.scout_ap, self.scout_lat, self.recon, self.monitor):
-            if vp.isVisible():
-                x0, y0 = vp.to_screen(0.0, 0.0)
-                k = vp.pixels_per_mm()
-                g = vp.mapToGlobal(QtCore.QPoint(0, 0))
-                wx, wy = vp.to_widget(0.0, 0.0)
-                out[vp.name] = {"ax": k, "bx": g.x() + wx, "ay": -k, "by": g.y() + wy}
         return out
 
     def viewports(self) -> list[ImageViewport]:
