@@ -2,7 +2,7 @@
 
 A console with a viewer segment (MR localizers, ultrasound image + reference) has 1, 2 or 4
 viewports, one of them active; each shows some content (a series id, a localizer, a map) with
-its own window/level; planning graphics are shown in full, as their outline only, or not at all.
+its own window/level and its own planning-graphics mode (all slices, outer slices only, or off).
 Display-only: none of this changes what is acquired, but tasks score it ("make the viewport that
 shows the transverse localizer the active one", "show all slices").
 """
@@ -18,19 +18,32 @@ MAX_VIEWPORTS = 4
 
 @dataclass(frozen=True)
 class ViewportContent:
-    """One viewport's contents; `content` None = empty (shows its placeholder)."""
+    """One viewport's contents; `content` None = empty (shows its placeholder). `graphics_mode` is how
+    this viewport draws the planning graphics (each viewport has its own, as on a scanner)."""
 
     content: str | None = None
     window: float = 400.0
     level: float = 40.0
+    graphics_mode: str = "all"
+
+    def __post_init__(self) -> None:
+        _check_mode(self.graphics_mode)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"content": self.content, "window": self.window, "level": self.level}
+        return {"content": self.content, "window": self.window, "level": self.level,
+                "graphics_mode": self.graphics_mode}
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in GRAPHICS_MODES:
+        raise ValueError(f"graphics mode {mode!r} not in {GRAPHICS_MODES}")
 
 
 @dataclass
 class LayoutState:
-    """Layout, contents, active viewport and graphics mode of a viewer segment.
+    """Layout, contents, active viewport and per-viewport graphics mode of a viewer segment.
+
+    `graphics_mode` / `set_graphics_mode(mode)` without an index address the active viewport.
 
     Viewports keep their contents while hidden by a smaller layout (as scanners do), so switching
     from 4 to 1 and back restores what was there.
@@ -39,15 +52,17 @@ class LayoutState:
     layout: str = "2x2"
     viewports: list[ViewportContent] = field(default_factory=lambda: [ViewportContent()] * MAX_VIEWPORTS)
     active: int = 0
-    graphics_mode: str = "all"
 
     def __post_init__(self) -> None:
         self._check_layout(self.layout)
         if len(self.viewports) != MAX_VIEWPORTS:
             raise ValueError(f"a layout holds {MAX_VIEWPORTS} viewport contents, got {len(self.viewports)}")
         self._check_index(self.active)
-        if self.graphics_mode not in GRAPHICS_MODES:
-            raise ValueError(f"graphics mode {self.graphics_mode!r} not in {GRAPHICS_MODES}")
+
+    @property
+    def graphics_mode(self) -> str:
+        """The active viewport's graphics mode."""
+        return self.viewports[self.active].graphics_mode
 
     @staticmethod
     def _check_layout(layout: str) -> None:
@@ -95,10 +110,17 @@ class LayoutState:
         self._check_index(i)
         self.viewports[i] = replace(self.viewports[i], window=max(1.0, float(window)), level=float(level))
 
-    def set_graphics_mode(self, mode: str) -> None:
-        if mode not in GRAPHICS_MODES:
-            raise ValueError(f"graphics mode {mode!r} not in {GRAPHICS_MODES}")
-        self.graphics_mode = mode
+    def set_graphics_mode(self, mode: str, i: int | None = None) -> None:
+        """Graphics mode of viewport i (default: the active one)."""
+        _check_mode(mode)
+        i = self.active if i is None else i
+        self._check_index(i)
+        self.viewports[i] = replace(self.viewports[i], graphics_mode=mode)
+
+    def set_all_graphics_modes(self, mode: str) -> None:
+        """Every viewport (shown or hidden) draws the graphics this way."""
+        _check_mode(mode)
+        self.viewports = [replace(v, graphics_mode=mode) for v in self.viewports]
 
     def showing(self, content: str) -> list[int]:
         """Visible viewports that show `content`."""
@@ -113,7 +135,9 @@ class LayoutState:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "LayoutState":
-        vps = [ViewportContent(v.get("content"), float(v.get("window", 400.0)), float(v.get("level", 40.0)))
+        default_mode = str(d.get("graphics_mode", "all"))  # older dumps: one mode for every viewport
+        vps = [ViewportContent(v.get("content"), float(v.get("window", 400.0)), float(v.get("level", 40.0)),
+                               str(v.get("graphics_mode", default_mode)))
                for v in d.get("viewports", [])]
-        vps += [ViewportContent()] * (MAX_VIEWPORTS - len(vps))
-        return cls(str(d.get("layout", "2x2")), vps, int(d.get("active", 1)) - 1, str(d.get("graphics_mode", "all")))
+        vps += [ViewportContent(graphics_mode=default_mode)] * (MAX_VIEWPORTS - len(vps))
+        return cls(str(d.get("layout", "2x2")), vps, int(d.get("active", 1)) - 1)

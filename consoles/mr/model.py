@@ -20,8 +20,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -31,15 +31,30 @@ from consoles.common.params import Parameter
 from consoles.mr.protocols import LANDMARK_Z_MM, PROTOCOLS, TRIGGERS, MRProtocol, get_protocol, library_tree
 from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan_time_s, temporal_resolution_ms
 from rendering.geometry import orientation_text
-from rendering.mr_image import MRSeries, acquire_localizer, acquire_series
+from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series
+from rendering.seeding import seeded_rng
 
-__all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "PARAMETERS", "CHOICES", "CARD", "STATUSES"]
+__all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "SeriesEntry", "PARAMETERS", "CHOICES", "CARD",
+           "STATUSES", "LOCALIZER_SHORT"]
 
 STATUSES = ("pending", "running", "done", "stopped", "skipped")
 DEFAULT_QUEUE = ("localizer_3plane", "cine_2ch", "cine_4ch", "cine_sax")
 MAX_NAME_CHARS = 40
 PRIORITY_ROW_DONE = 0
 DEFAULT_HEART_RATE_BPM = (60.0, 80.0)
+LOCALIZER_SHORT = {"sagittal": "sag", "coronal": "cor", "transverse": "tra"}
+CLIP_MARGIN_MM = 15.0  # a prior series fitted to organs (cover_labels) leaves this much around them
+DEFAULT_CLIP_MM = (18.0, 30.0)
+
+
+def balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
+    """One of `options` for this seed, balanced over the seeds of one subject: every block of len(options)
+    consecutive seeds takes each option exactly once, in a seeded order (judgement tasks must not be
+    passable by a fixed policy, so the right consequence has to be evenly spread)."""
+    n = len(options)
+    block, pos = divmod(int(seed), n)
+    perm = seeded_rng(task_id, subject_id, "balanced", key, block).permutation(n)
+    return options[int(perm[pos])]
 
 
 # ---- queue rows and series ---------------------------------------------------------------------------
@@ -94,6 +109,19 @@ class Series:
                 "t_start": round(float(self.t_start), 3), "t_end": round(float(self.t_end), 3),
                 "noise_sigma": round(float(self.data.noise_sigma), 6), "params": self.params,
                 "images": [self.image_dict(k) for k in range(self.n_images)]}
+
+
+@dataclass(frozen=True)
+class SeriesEntry:
+    """One thumbnail of the series list: a whole series, or one image of a localizer series.
+
+    `key` is "<series uid>" or "<series uid>.<k>" (k 1-based); `image` is 0-based (None: whole series)."""
+
+    key: str
+    series: int
+    image: int | None
+    title: str
+    count_text: str
 
 
 def _r(a: Any, d: int = 3) -> list[float]:
@@ -207,17 +235,65 @@ class MRModel(ConsoleModelBase):
         self._running_uid: int | None = None
         self._done_event: ScheduledEvent | None = None
         self.autoload_localizer = bool(st.get("autoload_localizer", True))
+        self.labels_hidden = bool(st.get("labels_hidden", False))
         self.layout = LayoutState()
         self.viewport_image = [0] * len(self.layout.viewports)  # image index each viewport shows
         self.shim_box_visible = False
-        self.selected_image: tuple[int, int] | None = None  # (series uid, image index) picked in the series list
+        self.selected_image: tuple[int, int | None] | None = None  # (series uid, image index) picked in the list
+        self.selected_entry: str | None = None
+        # Task draws (seeded; judgement tasks draw balanced over seeds), in a fixed order: append only.
+        self.indication: str | None = st.get("indication")
+        if draws.has("indication"):
+            self.indication = str(self._balanced("indication", draws.perturbations["indication"]))
+        if draws.has("ecg_signal"):
+            self.ecg_signal = bool(self._balanced("ecg_signal", draws.perturbations["ecg_signal"]))
+        self.scanner_busy = bool(self._balanced("scanner_busy", draws.perturbations["scanner_busy"])) \
+            if draws.has("scanner_busy") else True
+        self.prior_clipped = bool(self._balanced("prior_clipped", draws.perturbations["prior_clipped"])) \
+            if draws.has("prior_clipped") else False
+        self.localizer_order: list[int] | None = None  # 0-based image indices, in list / viewport-fill order
+        if draws.has("localizer_order"):
+            self.localizer_order = [int(k) - 1 for k in self._balanced("localizer_order",
+                                                                        draws.perturbations["localizer_order"])]
         self.declare(PARAMETERS)
-        for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE]):
-            self._row_from_spec(dict(spec))
+        specs = [dict(spec) for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE])]
+        names_rng = self.rng("row_names")
+        for spec in specs:  # names first: a row's name is part of its series' title
+            if spec.get("names"):
+                spec["name"] = spec["names"][int(names_rng.integers(len(spec["names"])))]
+        order = list(range(len(specs)))
+        if draws.has("shuffle_rows"):
+            pos = [int(i) - 1 for i in draws.perturbations["shuffle_rows"]]
+            self._require(all(0 <= i < len(specs) for i in pos), "shuffle_rows names a row the queue does not have")
+            perm = self.rng("shuffle_rows").permutation(len(pos))
+            for i, j in zip(pos, perm):
+                order[i] = pos[int(j)]
+        by_spec: dict[int, int] = {}  # card queue index (0-based) -> row uid
+        for k in order:
+            by_spec[k] = self._row_from_spec(specs[k], draws).uid
+        self._spec_uid = [by_spec[k] for k in range(len(specs))]
+        # series formed in queue order; uids stay in card order for rows, so layout specs can name rows
         if st.get("open") is not None:
-            self._open_uid = self.row_at(int(st["open"])).uid
+            self._open_uid = self._card_row(int(st["open"])).uid
         self._apply_layout_spec(st.get("layout") or {})
         self.message = "Exam ready. Open a row or press Go to start the next pending one."
+        self.start = self._snapshot()
+
+    def _balanced(self, key: str, options: Sequence[Any]) -> Any:
+        return balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
+
+    def _card_row(self, index: int) -> QueueRow:
+        """The row the card's queue lists at 1-based `index` (wherever a seeded shuffle put it)."""
+        self._require(1 <= index <= len(self._spec_uid), f"There is no row {index} in the card's queue.")
+        return self.row(self._spec_uid[index - 1])
+
+    def _snapshot(self) -> dict[str, Any]:
+        """What the session started with (the dump's "start"): oracles compare the end with it."""
+        return {"queue": [{"uid": r.uid, "name": r.name, "protocol": r.protocol, "status": r.status,
+                           "copy_of": r.copy_of, "params": r.params.to_dict()} for r in self.rows],
+                "open_row": self._open_uid, "layout": self._layout_dict(), "indication": self.indication,
+                "ecg_signal": self.ecg_signal, "scanner_busy": self.running_row is not None,
+                "prior_clipped": self.prior_clipped}
 
     # ---- patient --------------------------------------------------------------------------------
     def _isocentre(self, z_mm: float) -> tuple[float, float, float]:
@@ -237,16 +313,24 @@ class MRModel(ConsoleModelBase):
         return {"none": True, "ecg": self.ecg_signal, "pulse": self.pulse_signal}[trigger]
 
     # ---- initial state --------------------------------------------------------------------------
-    def _row_from_spec(self, spec: dict[str, Any]) -> QueueRow:
-        """A row of the card's initial queue: {"protocol", "name"?, "status"?, "params"?, "remaining_s"?}.
+    def _row_from_spec(self, spec: dict[str, Any], draws: PerturbationDraws | None = None) -> QueueRow:
+        """A row of the card's initial queue: {"protocol", "name"?, "status"?, "params"?, "remaining_s"?,
+        "cover_labels"?}.
 
         "done" rows were acquired before the session (their series exist, prior); a "running" row has
-        `remaining_s` left at t = 0."""
+        `remaining_s` left at t = 0 (perturbation "running_remaining_s" draws it), or is done already when
+        the perturbation "scanner_busy" drew False. `cover_labels` fits a done row's slice group around
+        those organs (label-name prefixes); with "prior_clipped" drawn True one organ end is left outside
+        the FOV by "prior_clip_mm"."""
         row = self._new_row(str(spec["protocol"]), spec.get("name"))
         for name, value in (spec.get("params") or {}).items():
             self._apply_param(row, name, value)
+        if spec.get("cover_labels"):
+            self._fit_to_labels(row, list(spec["cover_labels"]), draws)
         status = str(spec.get("status", "pending"))
         self._require(status in STATUSES, f"unknown row status {status!r}")
+        if status == "running" and not self.scanner_busy:
+            status = "done"
         if status == "done":
             dur = self.duration_s(row)
             row.t_start, row.t_end = -dur, 0.0
@@ -254,27 +338,64 @@ class MRModel(ConsoleModelBase):
         elif status == "running":
             dur = self.duration_s(row)
             remaining = float(spec.get("remaining_s", dur))
+            if draws is not None and draws.has("running_remaining_s"):
+                remaining = round(draws.uniform("running_remaining_s", (remaining, remaining)), 1)
+            dur = max(dur, remaining)
             self._start(row, t_end=remaining, t_start=remaining - dur)
         else:
             row.status = status
         return row
 
+    def _label_box(self, prefixes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(min, max) subject mm corners of the voxels whose label name starts with any prefix (the
+        simulator's own anatomy, as the CT console fits its prior exam)."""
+        ids = [k for k, n in self.subject.label_names.items() if any(n.startswith(p) for p in prefixes)]
+        self._require(bool(ids), f"no labels named {prefixes}")
+        k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
+        lo = np.array([self.subject.world_x()[i.min()], self.subject.world_y()[j.min()], self.subject.world_z()[k.min()]])
+        hi = np.array([self.subject.world_x()[i.max()], self.subject.world_y()[j.max()], self.subject.world_z()[k.max()]])
+        return lo, hi
+
+    def _fit_to_labels(self, row: QueueRow, prefixes: list[str], draws: PerturbationDraws | None) -> None:
+        """Centre a coronal row on the organs and size its slab over their AP extent; clipped: move the FOV
+        along F/H so the highest top (or lowest bottom) of the organs lies `clip` mm outside it."""
+        lo, hi = self._label_box(prefixes)
+        c = (lo + hi) / 2.0
+        p = row.params
+        step = p.thickness_mm + p.gap_mm
+        p.n_slices = int(math.ceil((hi[1] - lo[1] + 2 * CLIP_MARGIN_MM) / step))
+        half_fov = p.fov_phase_mm / 2.0
+        if self.prior_clipped:
+            clip = draws.uniform("prior_clip_mm", DEFAULT_CLIP_MM) if draws is not None else DEFAULT_CLIP_MM[0]
+            if self.rng("prior_clip_end").random() < 0.5:
+                c[2] = hi[2] - clip - half_fov  # the FOV's top edge cuts the upper pole
+            else:
+                c[2] = lo[2] + clip + half_fov
+        p.centre_mm = (round(float(c[0]), 1), round(float(c[1]), 1), round(float(c[2]), 1))
+
     def _apply_layout_spec(self, spec: Mapping[str, Any]) -> None:
-        """{"layout", "active" (1-based), "graphics_mode", "shim_box_visible",
-        "viewports": [{"row": queue index or "series": uid, "image": 1-based} or null]}."""
+        """{"layout", "active" (1-based), "graphics_mode" (every viewport), "shim_box_visible",
+        "viewports": [{"row": card queue index or "series": uid, "image": 1-based, "graphics_mode"} or null]}.
+
+        With a seeded `localizer_order`, a localizer's image k goes where the card put image order[k]."""
         if "layout" in spec:
             self.layout.set_layout(str(spec["layout"]))
+        if "graphics_mode" in spec:
+            self.layout.set_all_graphics_modes(str(spec["graphics_mode"]))
         for i, vp in enumerate(spec.get("viewports") or []):
             if vp is None:
-                self.layout.viewports[i] = ViewportContent()
+                self.layout.viewports[i] = ViewportContent(graphics_mode=self.layout.viewports[i].graphics_mode)
                 continue
-            uid = vp["series"] if "series" in vp else self.row_at(int(vp["row"])).series
+            uid = vp["series"] if "series" in vp else self._card_row(int(vp["row"])).series
             self._require(uid is not None, f"viewport {i + 1}: that row has no series")
-            self._load(i, int(uid), int(vp.get("image", 1)) - 1)
+            k = int(vp.get("image", 1)) - 1
+            if self.localizer_order is not None and self.series_by_uid(int(uid)).localizer:
+                k = self.localizer_order[k]
+            self._load(i, int(uid), k)
+            if vp.get("graphics_mode"):
+                self.layout.viewports[i] = replace(self.layout.viewports[i], graphics_mode=str(vp["graphics_mode"]))
         if "active" in spec:
             self.layout.activate(int(spec["active"]) - 1)
-        if "graphics_mode" in spec:
-            self.layout.set_graphics_mode(str(spec["graphics_mode"]))
         self.shim_box_visible = bool(spec.get("shim_box_visible", self.shim_box_visible))
 
     # ---- lookup ---------------------------------------------------------------------------------
@@ -624,7 +745,9 @@ class MRModel(ConsoleModelBase):
         s = self.series_by_uid(series_uid)
         k = max(0, min(s.n_images - 1, int(image)))
         level, width = s.data.auto_window
-        self.layout.viewports[i] = ViewportContent(f"series {s.uid}", round(width, 4), round(level, 4))
+        # the viewport keeps its graphics mode; an initial state may fill viewports its layout hides
+        self.layout.viewports[i] = replace(self.layout.viewports[i], content=f"series {s.uid}",
+                                           window=round(width, 4), level=round(level, 4))
         self.viewport_image[i] = k
 
     def load_series(self, viewport: int, series_uid: int, image: int | None = None) -> None:
@@ -679,13 +802,19 @@ class MRModel(ConsoleModelBase):
         self.layout.set_window_level(self._viewport(viewport), window, level)
         self._changed("layout")
 
-    def set_graphics_mode(self, mode: str) -> None:
+    def set_graphics_mode(self, mode: str, viewport: int | None = None) -> None:
+        """How a viewport (default: the active one; 0-based) draws the open row's planning graphics."""
+        i = self.layout.active if viewport is None else self._viewport(viewport)
         try:
-            self.layout.set_graphics_mode(mode)
+            self.layout.set_graphics_mode(mode, i)
         except ValueError as exc:
             self._require(False, str(exc))
-        self._log("graphics_mode_set", mode=mode)
+        self._log("graphics_mode_set", viewport=i + 1, mode=mode)
         self._changed("layout")
+
+    def graphics_mode(self, i: int) -> str:
+        """Graphics mode of viewport i (0-based): "all", "outer" or "off"."""
+        return self.layout.viewports[i].graphics_mode
 
     def set_shim_box_visible(self, visible: bool) -> None:
         self.shim_box_visible = bool(visible)
@@ -699,6 +828,77 @@ class MRModel(ConsoleModelBase):
         self.selected_image = (s.uid, int(image))
         self._log("image_selected", series=s.uid, image=int(image) + 1)
         self._changed("selection")
+
+    # ---- series list ----------------------------------------------------------------------------
+    def _image_order(self, s: Series) -> list[int]:
+        """The order a localizer's images are listed in: the seeded order when labels are hidden."""
+        n = s.n_images
+        if not self.labels_hidden:
+            return list(range(n))
+        if self.localizer_order is not None and sorted(self.localizer_order) == list(range(n)):
+            return list(self.localizer_order)
+        return [int(k) for k in self.rng("series_list", s.uid).permutation(n)]
+
+    def _image_title(self, s: Series, k: int) -> str:
+        if self.labels_hidden:
+            return f"Image {self._image_order(s).index(k) + 1}"
+        name = s.data[k].name
+        return f"{s.uid}  Localizer {LOCALIZER_SHORT.get(name, name)}"
+
+    def series_entries(self) -> list[SeriesEntry]:
+        """The series list's thumbnails in screen order: one per image for localizers, else one per series."""
+        out: list[SeriesEntry] = []
+        for s in self.series:
+            if s.localizer:
+                out += [SeriesEntry(f"{s.uid}.{k + 1}", s.uid, k, self._image_title(s, k), "")
+                        for k in self._image_order(s)]
+            else:
+                n = s.n_images
+                out.append(SeriesEntry(str(s.uid), s.uid, None, f"{s.uid}  {s.name}",
+                                       f"{n} image{'s' if n != 1 else ''}"))
+        return out
+
+    def _entry(self, key: str) -> SeriesEntry:
+        for e in self.series_entries():
+            if e.key == key:
+                return e
+        self._require(False, f"There is no entry {key} in the series list.")
+        raise AssertionError
+
+    def entry_image(self, key: str) -> MRImage:
+        """The thumbnail image of a series-list entry: that image, or the middle image of the series."""
+        e = self._entry(key)
+        s = self.series_by_uid(e.series)
+        return s.data[s.n_images // 2 if e.image is None else e.image]
+
+    def load_entry(self, viewport: int, key: str) -> None:
+        """Drag a series-list entry onto a viewport (0-based)."""
+        e = self._entry(key)
+        self.load_series(viewport, e.series, e.image)
+
+    def select_entry(self, key: str) -> None:
+        """Click an entry of the series list: it becomes the selected image (or series)."""
+        e = self._entry(key)
+        self.selected_image = (e.series, e.image)
+        self.selected_entry = key
+        self._log("image_selected", key=key, series=e.series, image=None if e.image is None else e.image + 1)
+        self._changed("selection")
+
+    def viewport_caption(self, i: int) -> list[str]:
+        """The corner text of viewport i: series title, image k/N and orientation ([] when empty). With
+        labels hidden a localizer image shows only its list position, nothing that names the plane."""
+        s = self.viewport_series(i)
+        if s is None:
+            return []
+        k = self.viewport_image[i]
+        if s.localizer:
+            if self.labels_hidden:
+                return [self._image_title(s, k), "1/1"]
+            name = s.data[k].name
+            title = f"Localizer {LOCALIZER_SHORT.get(name, name)}"
+        else:
+            title = s.name
+        return [title, f"Image {k + 1}/{s.n_images}", orientation_text(s.data[k].pose.normal)]
 
     def viewport_image_data(self, i: int):
         """The MRImage viewport i shows (None when empty)."""
@@ -718,7 +918,8 @@ class MRModel(ConsoleModelBase):
         if row is not None:
             scanner = {"status": "scanning", "row": row.uid, "name": row.name,
                        "remaining_s": round(self.remaining_s(), 3)}
-        return {"scanner": scanner, "exam_time_s": round(float(self.t), 3), "heart_rate_bpm": self.shown_heart_rate()}
+        return {"scanner": scanner, "exam_time_s": round(float(self.t), 3), "heart_rate_bpm": self.shown_heart_rate(),
+                "indication": self.indication}
 
     def _row_dict(self, row: QueueRow) -> dict[str, Any]:
         p = row.proto
@@ -737,7 +938,8 @@ class MRModel(ConsoleModelBase):
             vp["window"], vp["level"] = round(vp["window"], 4), round(vp["level"], 4)
             s = self.viewport_series(i)
             k = self.viewport_image[i]
-            vp.update({"series": None if s is None else s.uid, "image": None if s is None else k + 1,
+            vp.update({"caption": self.viewport_caption(i),
+                       "series": None if s is None else s.uid, "image": None if s is None else k + 1,
                        "n_images": None if s is None else s.n_images,
                        "image_name": None if s is None else s.data[k].name,
                        "orientation": None if s is None else orientation_text(s.data[k].pose.normal)})
@@ -761,7 +963,13 @@ class MRModel(ConsoleModelBase):
             "series": [s.to_dict() for s in self.series],
             "layout": self._layout_dict(),
             "selected_image": None if self.selected_image is None else
-            {"series": self.selected_image[0], "image": self.selected_image[1] + 1},
+            {"series": self.selected_image[0],
+             "image": None if self.selected_image[1] is None else self.selected_image[1] + 1},
+            "selected_entry": self.selected_entry,
+            "series_list": [{"key": e.key, "series": e.series, "image": None if e.image is None else e.image + 1,
+                             "title": e.title, "count_text": e.count_text} for e in self.series_entries()],
+            "labels_hidden": self.labels_hidden, "indication": self.indication,
+            "start": self.start,
             "events": list(self.events),
             "message": self.message,
         }

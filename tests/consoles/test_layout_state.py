@@ -14,8 +14,25 @@ def test_default_and_dump_round_trip():
     s.set_graphics_mode("outer")
     d = s.to_dict()
     assert d["active"] == 2 and d["layout"] == "2x2" and d["graphics_mode"] == "outer"
-    assert d["viewports"][1] == {"index": 2, "content": "loc_cor", "window": 600.0, "level": 300.0, "visible": True}
+    assert d["viewports"][1] == {"index": 2, "content": "loc_cor", "window": 600.0, "level": 300.0, "visible": True,
+                                 "graphics_mode": "outer"}
     assert LayoutState.from_dict(d) == s
+
+
+def test_each_viewport_has_its_own_graphics_mode():
+    s = LayoutState()
+    s.set_graphics_mode("off", 2)
+    s.assign(2, "loc_tra")  # new content keeps the viewport's mode
+    s.move_content(2, 3)
+    assert [v.graphics_mode for v in s.viewports] == ["all", "all", "off", "all"]
+    assert s.graphics_mode == "all"  # the active viewport's
+    s.activate(2)
+    assert s.graphics_mode == "off" and s.to_dict()["viewports"][2]["graphics_mode"] == "off"
+    assert LayoutState.from_dict(s.to_dict()) == s
+    s.set_all_graphics_modes("outer")
+    assert {v.graphics_mode for v in s.viewports} == {"outer"}
+    with pytest.raises(ValueError, match="not shown"):
+        LayoutState(layout="1x2").set_graphics_mode("off", 3)
 
 
 def test_switching_layout_hides_but_keeps_contents_and_moves_the_active_viewport():
@@ -41,11 +58,16 @@ def test_move_content_and_window_level():
     assert s.viewports[2].content is None  # display settings do not touch contents
 
 
-@pytest.mark.parametrize("bad", [dict(layout="3x3"), dict(active=4), dict(graphics_mode="some"),
+@pytest.mark.parametrize("bad", [dict(layout="3x3"), dict(active=4),
                                  dict(viewports=[ViewportContent()])])
 def test_invalid_states_are_refused(bad):
     with pytest.raises(ValueError):
         LayoutState(**bad)
+
+
+def test_an_unknown_graphics_mode_is_refused():
+    with pytest.raises(ValueError, match="graphics mode"):
+        ViewportContent(graphics_mode="some")
 
 
 def test_invalid_changes_are_refused():

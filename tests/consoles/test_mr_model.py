@@ -491,3 +491,118 @@ def test_state_dump_holds_what_an_oracle_reads(rt):
     assert s["header"]["scanner"]["status"] == "idle" and s["header"]["heart_rate_bpm"] == m.heart_rate_bpm
     assert [e["event"] for e in s["events"]].count("row_done") == 2
     assert s["series"][1]["row"] == row["uid"] and s["series"][1]["n_images"] == 1
+
+
+# ---- the API the view binds: per-viewport graphics, series list, captions, indication, start ------------
+def test_graphics_mode_is_per_viewport(rt):
+    m = _model(rt, [_loc("done")])
+    m.set_graphics_mode("outer")  # the active viewport (1)
+    m.set_graphics_mode("off", 2)
+    assert [m.graphics_mode(i) for i in range(4)] == ["outer", "all", "off", "all"]
+    vps = m.state()["layout"]["viewports"]
+    assert [v["graphics_mode"] for v in vps] == ["outer", "all", "off", "all"]
+    assert m.events[-1] == {"t": 0.0, "event": "graphics_mode_set", "viewport": 3, "mode": "off"}
+    m.load_series(2, 1, 0)  # new content keeps the viewport's mode
+    assert m.graphics_mode(2) == "off"
+    m.set_layout("1x2")
+    with pytest.raises(ConsoleActionError, match="not shown"):
+        m.set_graphics_mode("all", 3)
+
+
+def test_series_list_entries_thumbnails_load_and_select(rt):
+    m = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "status": "done", "name": "cor T2",
+                                   "params": dict(SMALL, n_slices=4)}])
+    entries = m.series_entries()
+    assert [e.key for e in entries] == ["1.1", "1.2", "1.3", "2"]
+    assert [e.title for e in entries] == ["1  Localizer sag", "1  Localizer cor", "1  Localizer tra", "2  cor T2"]
+    assert [e.count_text for e in entries] == ["", "", "", "4 images"] and entries[1].image == 1
+    assert m.entry_image("1.3") is m.series[0].data[2] and m.entry_image("2") is m.series[1].data[2]
+    m.load_entry(3, "1.2")
+    assert m.viewport_caption(3) == ["Localizer cor", "Image 2/3", "C"]
+    m.load_entry(3, "2")
+    assert m.viewport_caption(3) == ["cor T2", "Image 3/4", "C"]
+    m.set_layout("1x1")
+    assert m.viewport_caption(0) == ["Localizer sag", "Image 1/3", "S"]
+    m.select_entry("1.3")
+    st = m.state()
+    assert st["selected_image"] == {"series": 1, "image": 3} and st["selected_entry"] == "1.3"
+    m.select_entry("2")
+    assert m.state()["selected_image"] == {"series": 2, "image": None}
+    with pytest.raises(ConsoleActionError):
+        m.select_entry("1.4")
+
+
+def test_hidden_labels_list_localizer_images_in_seeded_order_without_names(rt):
+    orders = set()
+    for seed in range(6):
+        m = _model(rt, [_loc("done")], seed=seed, labels_hidden=True, autoload_localizer=False,
+                   perturbations={"localizer_order": [[1, 2, 3], [2, 3, 1], [3, 1, 2]]})
+        entries = m.series_entries()
+        assert [e.title for e in entries] == ["Image 1", "Image 2", "Image 3"]
+        orders.add(tuple(e.image for e in entries))
+        m.load_entry(0, entries[1].key)
+        cap = m.viewport_caption(0)
+        assert cap == ["Image 2", "1/1"]
+        assert not any(w in " ".join(cap + [e.title for e in entries]).lower() for w in ("sag", "cor", "tra"))
+        assert m.viewport_caption(1) == []
+    assert orders == {(0, 1, 2), (1, 2, 0), (2, 0, 1)}  # balanced: each order once in seeds 0-2 and 3-5
+
+
+def test_balanced_choice_takes_every_option_once_per_block():
+    from consoles.mr.model import balanced_choice
+
+    picks = [balanced_choice("t", "s01", seed, "k", ["a", "b"]) for seed in range(20)]
+    assert all(sorted(picks[i:i + 2]) == ["a", "b"] for i in range(0, 20, 2))
+    assert picks != ["a", "b"] * 10 and picks != ["b", "a"] * 10  # seeded order, not alternation
+
+
+def test_indication_start_snapshot_shuffled_rows_and_seeded_names(rt):
+    queue = [_loc("done"), {"protocol": "cine_2ch", "names": ["2ch", "VLA cine"]}, {"protocol": "cine_4ch"},
+             {"protocol": "cine_sax"}]
+    firsts = set()
+    for seed in range(6):
+        m = _model(rt, queue, seed=seed, open=3, perturbations={"shuffle_rows": [2, 3, 4],
+                                                                "indication": ["LV function", "valves"]})
+        st = m.state()
+        assert st["header"]["indication"] == m.indication in ("LV function", "valves")
+        assert m.rows[0].protocol == "localizer_3plane"
+        assert sorted(r.protocol for r in m.rows[1:]) == ["cine_2ch", "cine_4ch", "cine_sax"]
+        firsts.add(m.rows[1].protocol)
+        assert m.open_row.protocol == "cine_4ch"  # "open" names the card's row wherever it went
+        assert [q["name"] for q in st["start"]["queue"]] == [r.name for r in m.rows]
+        assert next(r.name for r in m.rows if r.protocol == "cine_2ch") in ("2ch", "VLA cine")
+        m.rename(m.rows[1].uid, "x")
+        assert st["start"]["queue"][1]["name"] != "x" and m.state()["start"] == st["start"]
+    assert len(firsts) > 1
+
+
+def test_running_row_becomes_done_when_the_scanner_is_drawn_idle(rt):
+    queue = [_loc("done"), {"protocol": "cine_2ch", "status": "running", "params": SMALL}, {"protocol": "cine_4ch"}]
+    busy = []
+    for seed in range(4):
+        m = _model(rt, queue, seed=seed, perturbations={"scanner_busy": [True, False],
+                                                        "running_remaining_s": [35, 90]})
+        busy.append(m.running_row is not None)
+        if m.running_row is not None:
+            assert 35 <= m.remaining_s() <= 90
+        else:
+            assert m.rows[1].status == "done" and m.can_go()
+    assert sorted(busy) == [False, False, True, True]
+
+
+def test_cover_labels_fits_or_clips_a_prior_coronal_series(rt):
+    queue = [_loc("done"), {"protocol": "t2_haste_cor", "status": "done", "cover_labels": ["kidney_"],
+                            "params": {"fov_phase_mm": 300, "matrix": 64}}]
+    lo, hi = _model(rt, [])._label_box(["kidney_"])
+    seen = set()
+    for seed in range(4):
+        m = _model(rt, queue, seed=seed, perturbations={"prior_clipped": [False, True], "prior_clip_mm": [18, 30]})
+        p = m.rows[1].params
+        top, bottom = p.centre_mm[2] + 150, p.centre_mm[2] - 150
+        inside = bottom <= lo[2] and hi[2] <= top
+        assert inside != m.prior_clipped
+        if m.prior_clipped:
+            assert 18 - 1e-6 <= max(hi[2] - top, bottom - lo[2]) <= 30 + 1e-6
+        seen.add(m.prior_clipped)
+        assert m.state()["start"]["prior_clipped"] == m.prior_clipped
+    assert seen == {False, True}
