@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError,
-                      field_validator, model_serializer)
+                      field_validator, model_serializer, model_validator)
 
 Modality = Literal["ct", "mr", "us"]
 MODALITIES: tuple[str, ...] = ("ct", "mr", "us")
@@ -177,12 +177,150 @@ class CTPerturbations(ConsoleInputs):
         return None if v is None else _range(0.0)(v)
 
 
+class _Spec(BaseModel):
+    """A nested part of a card's console inputs: unknown keys are errors, keys not given stay absent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_serializer(mode="wrap")
+    def _given_keys_only(self, handler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+MRRowStatus = Literal["pending", "running", "done", "stopped", "skipped"]
+GraphicsMode = Literal["all", "outer", "off"]
+
+
+class MRQueueRow(_Spec):
+    """One row of the MR console's initial exam queue (consoles/mr/model.py: MRModel._row_from_spec).
+
+    `names`: the console picks one per episode (seeded), `name` fixes it; `params`: parameter-card values
+    by name (numbers, or the choice for trigger / main / shim_mode); `cover_labels`: fit an acquired row's
+    slice group around the organs whose label names start with these prefixes."""
+
+    protocol: str = Field(..., pattern=r"^[a-z0-9_]+$")
+    name: str | None = Field(None, min_length=1, max_length=40)
+    names: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(None, min_length=1)
+    status: MRRowStatus | None = None
+    params: dict[str, float | str] | None = None
+    remaining_s: float | None = Field(None, gt=0)
+    cover_labels: list[str] | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "MRQueueRow":
+        if self.name is not None and self.names is not None:
+            raise ValueError("give either name or names (options drawn per episode), not both")
+        if self.remaining_s is not None and self.status != "running":
+            raise ValueError("remaining_s is only meaningful for a running row")
+        if self.cover_labels is not None and self.status != "done":
+            raise ValueError("cover_labels fits an acquired row: its status must be done")
+        return self
+
+
+class MRViewportSpec(_Spec):
+    """What one viewport shows at the start: an image of the series of a row (1-based card queue index)
+    or of a series by uid."""
+
+    row: int | None = Field(None, ge=1)
+    series: int | None = Field(None, ge=1)
+    image: int | None = Field(None, ge=1)
+    graphics_mode: GraphicsMode | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "MRViewportSpec":
+        if (self.row is None) == (self.series is None):
+            raise ValueError("a viewport shows either a row's series (row) or a series (series): give exactly one")
+        return self
+
+
+class MRLayoutSpec(_Spec):
+    """The viewer at the start: layout, contents (null = empty), active viewport (1-based), graphics."""
+
+    layout: Literal["1x1", "1x2", "2x2"] | None = None
+    viewports: list[MRViewportSpec | None] | None = Field(None, max_length=4)
+    active: int | None = Field(None, ge=1, le=4)
+    graphics_mode: GraphicsMode | None = None
+    shim_box_visible: bool | None = None
+
+
 class MRInitialState(ConsoleInputs):
-    """No MR console exists yet: no keys are accepted."""
+    """What the MR console starts with (consoles/mr/model.py: MRModel.__init__)."""
+
+    queue: list[MRQueueRow] | None = None
+    open: int | None = Field(None, ge=1, description="1-based index of the card's queue row opened at the start")
+    layout: MRLayoutSpec | None = None
+    autoload_localizer: bool | None = None
+    labels_hidden: bool | None = None
+    ecg_signal: bool | None = None
+    pulse_signal: bool | None = None
+    field_t: Literal[1.5, 3.0] | None = None
+    landmark: Literal["heart", "liver", "kidneys"] | None = None
+    indication: str | None = Field(None, min_length=3)
+
+    @model_validator(mode="after")
+    def _rows_exist(self) -> "MRInitialState":
+        n = len(self.queue) if self.queue is not None else 4  # the console's default queue has 4 rows
+        refs = [("open", self.open)] + [(f"layout.viewports[{i}].row", v.row) for i, v in
+                                          enumerate((self.layout.viewports or []) if self.layout else []) if v]
+        for where, k in refs:
+            if k is not None and k > n:
+                raise ValueError(f"{where} = {k}, but the queue has {n} rows")
+        if self.queue is not None and sum(r.status == "running" for r in self.queue) > 1:
+            raise ValueError("at most one queue row can be running")
+        return self
+
+
+def _permutation_of_1_to_3(v: list[int]) -> list[int]:
+    if sorted(v) != [1, 2, 3]:
+        raise ValueError(f"localizer_order option {v} is not an order of the localizer's images 1, 2, 3")
+    return v
 
 
 class MRPerturbations(ConsoleInputs):
-    """No MR console exists yet: no keys are accepted."""
+    """Seeded perturbations the MR console draws (MRModel.__init__). Lists of options are drawn balanced
+    over the seeds of a subject (every block of len(options) seeds takes each option once); ranges
+    uniformly."""
+
+    heart_rate_bpm: Range | None = None
+    landmark_shift_mm: Range | None = None
+    landmark_shift_abs_mm: Range | None = None
+    shuffle_rows: list[Annotated[int, Field(ge=1)]] | None = Field(None, min_length=2)
+    indication: list[Annotated[str, Field(min_length=3)]] | None = Field(None, min_length=2)
+    ecg_signal: list[bool] | None = Field(None, min_length=2)
+    scanner_busy: list[bool] | None = Field(None, min_length=2)
+    running_remaining_s: Range | None = None
+    prior_clipped: list[bool] | None = Field(None, min_length=2)
+    prior_clip_mm: Range | None = None
+    localizer_order: list[list[int]] | None = Field(None, min_length=1)
+
+    @field_validator("landmark_shift_mm")
+    @classmethod
+    def _signed(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range()(v)
+
+    @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm")
+    @classmethod
+    def _magnitude(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range(0.0)(v)
+
+    @field_validator("shuffle_rows")
+    @classmethod
+    def _distinct_rows(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and len(set(v)) != len(v):
+            raise ValueError(f"shuffle_rows {v} names a row twice")
+        return v
+
+    @field_validator("localizer_order")
+    @classmethod
+    def _orders(cls, v: list[list[int]] | None) -> list[list[int]] | None:
+        return None if v is None else [_permutation_of_1_to_3(o) for o in v]
+
+    @field_validator("ecg_signal", "scanner_busy", "prior_clipped")
+    @classmethod
+    def _both_ways(cls, v: list[bool] | None) -> list[bool] | None:
+        if v is not None and len(set(v)) < 2:
+            raise ValueError(f"options {v} never vary: a balanced draw needs both true and false")
+        return v
 
 
 class USInitialState(ConsoleInputs):

@@ -329,6 +329,9 @@ class MRModel(ConsoleModelBase):
             self._fit_to_labels(row, list(spec["cover_labels"]), draws)
         status = str(spec.get("status", "pending"))
         self._require(status in STATUSES, f"unknown row status {status!r}")
+        remaining = float(spec.get("remaining_s", self.duration_s(row)))
+        if status == "running" and draws is not None and draws.has("running_remaining_s"):
+            remaining = round(draws.uniform("running_remaining_s", (remaining, remaining)), 1)  # drawn busy or not
         if status == "running" and not self.scanner_busy:
             status = "done"
         if status == "done":
@@ -336,11 +339,7 @@ class MRModel(ConsoleModelBase):
             row.t_start, row.t_end = -dur, 0.0
             self._finish(row.uid, prior=True)
         elif status == "running":
-            dur = self.duration_s(row)
-            remaining = float(spec.get("remaining_s", dur))
-            if draws is not None and draws.has("running_remaining_s"):
-                remaining = round(draws.uniform("running_remaining_s", (remaining, remaining)), 1)
-            dur = max(dur, remaining)
+            dur = max(self.duration_s(row), remaining)
             self._start(row, t_end=remaining, t_start=remaining - dur)
         else:
             row.status = status
@@ -365,8 +364,8 @@ class MRModel(ConsoleModelBase):
         step = p.thickness_mm + p.gap_mm
         p.n_slices = int(math.ceil((hi[1] - lo[1] + 2 * CLIP_MARGIN_MM) / step))
         half_fov = p.fov_phase_mm / 2.0
-        if self.prior_clipped:
-            clip = draws.uniform("prior_clip_mm", DEFAULT_CLIP_MM) if draws is not None else DEFAULT_CLIP_MM[0]
+        clip = draws.uniform("prior_clip_mm", DEFAULT_CLIP_MM) if draws is not None else DEFAULT_CLIP_MM[0]
+        if self.prior_clipped:  # the clip is drawn either way, so later draws do not depend on the outcome
             if self.rng("prior_clip_end").random() < 0.5:
                 c[2] = hi[2] - clip - half_fov  # the FOV's top edge cuts the upper pole
             else:
