@@ -1,6 +1,7 @@
 """Small Qt building blocks shared by the consoles (buttons, numeric fields, headers)."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence, Union
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -20,7 +21,24 @@ def button(text: str, name: str, on_click: Callable[[], None], primary: bool = F
     return b
 
 
-class NumberField(QtWidgets.QLineEdit):
+class SteadyCaretLineEdit(QtWidgets.QLineEdit):
+    """A line edit whose caret is a steady 2 px bar it draws itself (Qt's own caret follows a
+    wall-clock timer, and the console style hides it): the same pixels in every run."""
+
+    def paintEvent(self, ev: QtGui.QPaintEvent) -> None:  # noqa: N802 (Qt API)
+        super().paintEvent(ev)
+        if self.hasFocus() and not self.hasSelectedText():
+            r = self.cursorRect()
+            p = QtGui.QPainter(self)
+            # just right of the insertion point, so it never covers the last glyph's stem
+            p.fillRect(QtCore.QRect(r.center().x() + 1, r.top(), 2, r.height()), self.palette().text())
+            p.end()
+
+
+NO_VALUE_TEXT = "--"  # what a field shows for a value that does not exist (NaN: no inversion, no ECG)
+
+
+class NumberField(SteadyCaretLineEdit):
     """A numeric entry that always shows its whole value with its unit, e.g. '120 kV'.
 
     It is a plain line edit, not a QDoubleSpinBox: the spin box's inner editor is laid out by the
@@ -47,7 +65,12 @@ class NumberField(QtWidgets.QLineEdit):
         return self._value
 
     def setValue(self, value: float) -> None:  # noqa: N802 (Qt naming, like QDoubleSpinBox)
-        """Show `value` (clamped and rounded) without committing it."""
+        """Show `value` (clamped and rounded) without committing it; NaN (no such value) shows
+        NO_VALUE_TEXT."""
+        if math.isnan(float(value)):
+            self._value = math.nan
+            self.setText(NO_VALUE_TEXT)
+            return
         self._value = self._normalise(value)
         self.setText(format_number(self._value, self.decimals, self.unit))
 
@@ -57,7 +80,7 @@ class NumberField(QtWidgets.QLineEdit):
     def _commit(self, value: float) -> None:
         old = self._value
         self.setValue(value)
-        if self._value != old:
+        if self._value != old:  # NaN before: any number is a change
             self._on_commit(self._value)
 
     def _commit_text(self) -> None:
@@ -74,14 +97,6 @@ class NumberField(QtWidgets.QLineEdit):
             return
         super().keyPressEvent(ev)
 
-    def paintEvent(self, ev: QtGui.QPaintEvent) -> None:  # noqa: N802 (Qt API)
-        super().paintEvent(ev)
-        if self.hasFocus() and not self.hasSelectedText():
-            r = self.cursorRect()
-            p = QtGui.QPainter(self)
-            # just right of the insertion point, so it never covers the last glyph's stem
-            p.fillRect(QtCore.QRect(r.center().x() + 1, r.top(), 2, r.height()), self.palette().text())
-            p.end()
 
 
 def number_field(name: str, lo: float, hi: float, decimals: int, step: float, unit: str,
@@ -92,7 +107,8 @@ def number_field(name: str, lo: float, hi: float, decimals: int, step: float, un
 
 def set_quietly(field: NumberField, value: float) -> None:
     """Show a model value without echoing it back as a user edit."""
-    if abs(field.value() - value) > 1e-9:
+    old = field.value()
+    if math.isnan(old) != math.isnan(value) or abs(old - value) > 1e-9:
         field.setValue(value)
 
 

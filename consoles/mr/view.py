@@ -1,0 +1,688 @@
+"""Qt binding of the MR console model: widgets show the MRModel and forward user input to it.
+
+Left: the exam queue (Go / Stop, why Go is blocked) and the protocol library. Centre: the viewer
+(1, 2 or 4 viewports, graphics mode, shim box) over the series list. Right: the parameter card of
+the open row. Every user action goes through `_do(model.method, ...)`; the model refuses in words.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from consoles.common import overlays as ov
+from consoles.common.layout import ViewportLayout
+from consoles.common.view_base import ConsoleViewBase, by_role
+from consoles.common.viewport import ImageViewport
+from consoles.common.widgets import button, group
+from consoles.mr import view_graphics as graphics
+from consoles.mr.model import CARD, CHOICES, PARAM, MRModel
+from consoles.mr.view_parts import THUMB_PX, ChoiceRow, HandDrag, RenameField, status_icon, thumbnail
+
+ROLE = QtCore.Qt.ItemDataRole.UserRole
+MENU_ENTRIES = (("open", "Open"), ("rename", "Rename"), ("repeat", "Repeat"), ("skip", "Skip"),
+                ("delete", "Delete"), ("move_up", "Move up"), ("move_down", "Move down"))
+CHOICE_LABELS = {"trigger": {"none": "None", "ecg": "ECG", "pulse": "Pulse"},
+                 "main": {"T": "Tra", "C": "Cor", "S": "Sag"},
+                 "shim_mode": {"tune_up": "Tune-up", "standard": "Standard", "advanced": "Advanced"}}
+CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": "Shim mode"}
+TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
+LAYOUTS = ("1x1", "1x2", "2x2")
+GRAPHICS = (("all", "All slices"), ("outer", "Outer"), ("off", "Off"))
+QUEUE_ROW_PX = 24
+OPEN_ROW_BG = QtGui.QColor("#2b4a6b")
+LEFT_W, RIGHT_W = 350, 320
+# MR signal is in units of fully relaxed water (about 0..1); viewports show it x1000 so window widths
+# stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
+DISPLAY_SCALE = 1000.0
+
+
+def mss(seconds: float) -> str:
+    """m:ss, as a scanner's queue shows durations."""
+    s = int(round(max(0.0, seconds)))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class MRConsoleView(ConsoleViewBase):
+    """Builds the MR console widgets around an MRModel (the shell's ConsoleController)."""
+
+    model: MRModel
+
+    def __init__(self, model: MRModel, width: int, height: int) -> None:
+        super().__init__(model, width, height)
+        self._rename_uid: int | None = None
+        self._menu_uid: int | None = None
+        self._shown: list[Any] = [None] * 4  # per viewport: what image it shows (skip re-uploading)
+        self._thumbs: dict[tuple, QtGui.QPixmap] = {}
+        self._tab = 0
+        outer = QtWidgets.QVBoxLayout(self.central)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self._build_header())
+        body = QtWidgets.QHBoxLayout()
+        body.setContentsMargins(8, 6, 8, 4)
+        body.setSpacing(8)
+        body.addWidget(self._build_left())
+        body.addWidget(self._build_centre(), 1)
+        body.addWidget(self._build_right())
+        outer.addLayout(body, 1)
+        self.message = self._name("message", QtWidgets.QLabel())
+        self.message.setFixedHeight(30)
+        msg_row = QtWidgets.QHBoxLayout()
+        msg_row.setContentsMargins(8, 0, 8, 6)
+        msg_row.addWidget(self.message)
+        outer.addLayout(msg_row)
+        self.drag = HandDrag(self.central, self._on_drop)
+        self.drag.add_source(self.library, "library", self._library_item_at)
+        self.drag.add_source(self.series_list, "series", self._series_item_at)
+        self._remember_built_state()
+        self._bind_model()
+
+    # ---- construction -----------------------------------------------------------------
+    def _build_header(self) -> QtWidgets.QWidget:
+        h = QtWidgets.QWidget()
+        h.setObjectName("header")
+        h.setFixedHeight(40)
+        lay = QtWidgets.QHBoxLayout(h)
+        lay.setContentsMargins(12, 2, 12, 2)
+        lay.setSpacing(20)
+        lay.addWidget(QtWidgets.QLabel("<b>MR Acquisition</b>"))
+        self.patient_label = self._name("patient", QtWidgets.QLabel())
+        lay.addWidget(self.patient_label)
+        self.indication_label = self._name("indication", QtWidgets.QLabel())
+        self.indication_label.setWordWrap(True)
+        self.indication_label.setStyleSheet("color: #ffe7a3;")
+        lay.addWidget(self.indication_label, 1)
+        self.status_label = self._name("scanner_status", QtWidgets.QLabel())
+        self.clock_label = self._name("exam_time", QtWidgets.QLabel())
+        self.hr_label = self._name("heart_rate", QtWidgets.QLabel())
+        for w in (self.status_label, self.clock_label, self.hr_label):
+            lay.addWidget(w)
+        return h
+
+    def _build_left(self) -> QtWidgets.QWidget:
+        panel = QtWidgets.QWidget()
+        panel.setFixedWidth(LEFT_W)
+        lay = QtWidgets.QVBoxLayout(panel)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(6)
+        g, gl = group("Exam queue", "queue_group")
+        self.queue = self._name("queue", QtWidgets.QTableWidget(0, 4))
+        q = self.queue
+        q.setHorizontalHeaderLabels(["#", "Sequence", "Status", "Time"])
+        q.verticalHeader().hide()
+        q.verticalHeader().setDefaultSectionSize(QUEUE_ROW_PX)
+        q.horizontalHeader().setHighlightSections(False)
+        q.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        for col, w in ((0, 28), (2, 96), (3, 50)):
+            q.horizontalHeader().setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.Fixed)
+            q.setColumnWidth(col, w)
+        q.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
+        q.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        q.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        q.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        q.setShowGrid(False)
+        q.setIconSize(QtCore.QSize(14, 14))
+        q.setFixedHeight(QUEUE_ROW_PX * 10 + 26)
+        q.setStyleSheet("QTableWidget { background: #1c1f24; border: 1px solid #555c66; }"
+                        "QHeaderView::section { background: #2b2f36; border: none; border-bottom: 1px solid #555c66;"
+                        " padding: 2px 4px; }")
+        q.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
+        q.customContextMenuRequested.connect(self._queue_menu_requested)
+        q.cellDoubleClicked.connect(lambda r, c: self._do(self.model.open, self._uid_at(r)))
+        self._name_items("queue_row", q, by_role())
+        gl.addWidget(q)
+        self.rename_field = self._name("rename_field", RenameField(q.viewport(), self._commit_rename,
+                                                                    self._cancel_rename))
+        row = QtWidgets.QHBoxLayout()
+        self.go_btn = self._name("go", button("Go", "go", lambda: self._do(self.model.go), primary=True))
+        self.stop_btn = self._name("stop", button("Stop", "stop", lambda: self._do(self.model.stop)))
+        self.go_btn.setMinimumWidth(110)
+        self.stop_btn.setMinimumWidth(90)
+        row.addWidget(self.go_btn)
+        row.addWidget(self.stop_btn)
+        row.addStretch(1)
+        gl.addLayout(row)
+        self.go_reason = self._name("go_status", QtWidgets.QLabel())
+        self.go_reason.setWordWrap(True)
+        self.go_reason.setMinimumHeight(36)
+        self.go_reason.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        gl.addWidget(self.go_reason)
+        lay.addWidget(g)
+        self.menu = QtWidgets.QMenu(self.central)
+        self.menu.setObjectName("queue_menu")
+        self.menu.setStyleSheet("QMenu { background: #2b2f36; border: 1px solid #8a93a0; padding: 2px; }"
+                                "QMenu::item { padding: 4px 28px 4px 14px; }"
+                                "QMenu::item:selected { background: #2e7dc8; color: white; }")
+        self._menu_actions: dict[str, QtGui.QAction] = {}
+        for key, text in MENU_ENTRIES:
+            a = self.menu.addAction(text)
+            a.triggered.connect(lambda _=False, k=key: self._menu_chosen(k))
+            self._menu_actions[key] = a
+
+        g, gl = group("Protocol library", "library_group")
+        self.library = self._name("library", QtWidgets.QTreeWidget())
+        t = self.library
+        t.setHeaderHidden(True)
+        t.setRootIsDecorated(False)
+        t.setItemsExpandable(False)
+        t.setExpandsOnDoubleClick(False)
+        t.setIndentation(14)
+        t.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        t.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
+        t.setStyleSheet("QTreeWidget { background: #1c1f24; border: 1px solid #555c66; }")
+        self._library_items: dict[str, QtWidgets.QTreeWidgetItem] = {}
+        bold = QtGui.QFont(t.font())
+        bold.setBold(True)
+        for folder in MRModel.library().get("children", []):
+            fi = QtWidgets.QTreeWidgetItem([folder["label"]])
+            fi.setFont(0, bold)
+            t.addTopLevelItem(fi)
+            for leaf in folder.get("children", []):
+                li = QtWidgets.QTreeWidgetItem([leaf["label"]])
+                li.setData(0, ROLE, leaf["protocol"])
+                fi.addChild(li)
+                self._library_items[leaf["protocol"]] = li
+        t.expandAll()
+        t.itemDoubleClicked.connect(self._library_double_clicked)
+        gl.addWidget(t)
+        hint = QtWidgets.QLabel("Double-click adds to the end; drag onto a queue row inserts there.")
+        hint.setWordWrap(True)
+        hint.setStyleSheet("color: #9aa3ae;")
+        gl.addWidget(hint)
+        lay.addWidget(g, 1)
+        return panel
+
+    def _build_centre(self) -> QtWidgets.QWidget:
+        area = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(area)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(6)
+        bar = QtWidgets.QHBoxLayout()
+        bar.setSpacing(4)
+        self.layout_btns: dict[str, QtWidgets.QPushButton] = {}
+        bar.addWidget(QtWidgets.QLabel("Layout"))
+        for name in LAYOUTS:
+            b = self._name(f"layout_{name}", button(name, f"layout_{name}",
+                                                     lambda n=name: self._do(self.model.set_layout, n)))
+            b.setCheckable(True)
+            self.layout_btns[name] = b
+            bar.addWidget(b)
+        bar.addSpacing(14)
+        bar.addWidget(QtWidgets.QLabel("Graphics"))
+        self.graphics_btns: dict[str, QtWidgets.QPushButton] = {}
+        for mode, text in GRAPHICS:
+            b = self._name(f"graphics_{mode}", button(text, f"graphics_{mode}",
+                                                       lambda m=mode: self._set_graphics_mode(m)))
+            b.setCheckable(True)
+            self.graphics_btns[mode] = b
+            bar.addWidget(b)
+        bar.addSpacing(14)
+        self.shim_btn = self._name("shim_box_toggle", button(
+            "Shim box", "shim_box_toggle", lambda: self._do(self.model.set_shim_box_visible,
+                                                            not self.model.shim_box_visible)))
+        self.shim_btn.setCheckable(True)
+        bar.addWidget(self.shim_btn)
+        bar.addStretch(1)
+        lay.addLayout(bar)
+        self.viewer = ViewportLayout(area, "viewport", self.model.layout, "Empty: drag a series here")
+        for i, vp in enumerate(self.viewer.viewports()):
+            self._named[vp.name] = vp
+            vp.wheel_callback = lambda n, i=i: self._do(self.model.page, i, n)
+            # right-drag window/level is display state the model records
+            vp.window_level_callback = lambda w, lv, i=i: self._do(self.model.set_window_level, i, w / DISPLAY_SCALE,
+                                                                    lv / DISPLAY_SCALE)
+        self.viewer.activated = lambda i: self._do(self.model.activate_viewport, i)
+        lay.addWidget(self.viewer, 1)
+        g, gl = group("Series", "series_group")
+        self.series_list = self._name("series_list", QtWidgets.QListWidget())
+        s = self.series_list
+        s.setViewMode(QtWidgets.QListView.ViewMode.ListMode)
+        s.setFlow(QtWidgets.QListView.Flow.LeftToRight)
+        s.setWrapping(True)
+        s.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
+        s.setIconSize(QtCore.QSize(THUMB_PX, THUMB_PX))
+        s.setGridSize(QtCore.QSize(196, THUMB_PX + 8))
+        s.setFixedHeight(2 * (THUMB_PX + 8) + 6)
+        s.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        s.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        s.setWordWrap(True)
+        s.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
+        s.itemClicked.connect(lambda it: self._do(self.model.select_entry, it.data(ROLE)))
+        self._name_items("series_item", s, by_role())
+        gl.addWidget(s)
+        lay.addWidget(g)
+        return area
+
+    def _build_right(self) -> QtWidgets.QWidget:
+        panel = QtWidgets.QWidget()
+        panel.setFixedWidth(RIGHT_W)
+        lay = QtWidgets.QVBoxLayout(panel)
+        lay.setContentsMargins(0, 0, 0, 0)
+        g, gl = group("Parameters", "card_group")
+        self.card_title = self._name("card_title", QtWidgets.QLabel())
+        self.card_title.setWordWrap(True)
+        gl.addWidget(self.card_title)
+        tabs = QtWidgets.QHBoxLayout()
+        tabs.setSpacing(3)
+        self.tab_btns: list[QtWidgets.QPushButton] = []
+        for i, tab in enumerate(TABS):
+            name = f"tab_{tab.lower()}"
+            b = self._name(name, button(tab, name, lambda i=i: self._show_tab(i)))
+            b.setCheckable(True)
+            b.setStyleSheet("padding: 4px 6px;")
+            self.tab_btns.append(b)
+            tabs.addWidget(b)
+        gl.addLayout(tabs)
+        self.pages = QtWidgets.QStackedWidget()
+        self.choices: dict[str, ChoiceRow] = {}
+        self.reasons: list[QtWidgets.QLabel] = []
+        for tab in TABS:
+            self.pages.addWidget(self._build_tab(tab))
+        none_page = QtWidgets.QLabel("No row open.\n\nDouble-click a row of the exam queue (or right-click it "
+                                     "and choose Open) to see and change its parameters.")
+        none_page.setObjectName("no_row_open")
+        none_page.setWordWrap(True)
+        none_page.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        none_page.setStyleSheet("color: #c0c6ce; padding: 8px;")
+        self.no_row_page = none_page
+        self.pages.addWidget(none_page)
+        gl.addWidget(self.pages)
+        self.scan_time = self._name("scan_time", QtWidgets.QLabel())
+        gl.addWidget(self.scan_time)
+        self.conflict = self._name("conflict", QtWidgets.QLabel())
+        self.conflict.setWordWrap(True)
+        self.conflict.setStyleSheet("color: #ff9a8a;")
+        gl.addWidget(self.conflict)
+        gl.addStretch(1)
+        lay.addWidget(g, 1)
+        return panel
+
+    def _build_tab(self, tab: str) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        pl = QtWidgets.QVBoxLayout(page)
+        pl.setContentsMargins(0, 6, 0, 0)
+        pl.setSpacing(8)
+        names = CARD[tab]
+        card = self.parameter_card([n for n in names if n not in CHOICES])
+        form: QtWidgets.QFormLayout = card.layout
+        for idx, n in enumerate(names):
+            if n not in CHOICES:
+                continue
+            row = ChoiceRow(n, CHOICES[n][0], CHOICE_LABELS[n], lambda o, n=n: self._do(self.model.set_param, n, o))
+            for opt, b in row.buttons.items():
+                self._name(f"{n}:{opt}", b)
+            self.choices[n] = row
+            # choices take their place in the card's order; their label on a line of its own when the
+            # buttons need the whole width
+            pos = sum(1 for m in names[:idx] if m not in CHOICES) + sum(
+                2 if self._wide_choice(m) else 1 for m in names[:idx] if m in CHOICES)
+            label = QtWidgets.QLabel(CHOICE_TITLES[n])
+            if self._wide_choice(n):
+                form.insertRow(pos, label)
+                form.insertRow(pos + 1, row)
+            else:
+                form.insertRow(pos, label, row)
+        pl.addLayout(form)
+        if tab == "Geometry":
+            self.orientation_label = self._name("orientation_readout", QtWidgets.QLabel())
+            form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
+        reason = QtWidgets.QLabel()
+        reason.setObjectName(f"greyed_{tab.lower()}")
+        reason.setWordWrap(True)
+        reason.setStyleSheet("color: #9aa3ae;")
+        self.reasons.append(reason)
+        pl.addWidget(reason)
+        pl.addStretch(1)
+        return page
+
+    @staticmethod
+    def _wide_choice(name: str) -> bool:
+        return name == "shim_mode"
+
+    # ---- reset in place ---------------------------------------------------------------------
+    def _restore_built_state(self) -> None:
+        """The MR widgets as built (see ConsoleViewBase.rebind): menu closed, no rename, no drag,
+        the queue and lists scrolled to the top, no thumbnails, the Routine tab, the new model's
+        layout state in the viewer."""
+        super()._restore_built_state()
+        self.menu.hide()
+        self._menu_uid = None
+        self._cancel_rename()
+        self.drag.cancel()
+        self.queue.setRowCount(0)
+        self.queue.scrollToTop()
+        self.series_list.clear()
+        self.series_list.scrollToTop()
+        self.library.scrollToTop()
+        self._thumbs.clear()
+        self._shown = [None] * 4
+        self.viewer.state = self.model.layout
+        self.viewer.sync()
+        self._show_tab(0)
+
+    # ---- glue -------------------------------------------------------------------------------
+    def _show_tab(self, i: int) -> None:
+        self._tab = i
+        self._refresh_card_page()
+
+    def _uid_at(self, row: int) -> int:
+        return int(self.queue.item(row, 0).data(ROLE))
+
+    def _graphics_mode(self, i: int) -> str:
+        return self.model.graphics_mode(i)
+
+    def _set_graphics_mode(self, mode: str) -> None:
+        self._do(self.model.set_graphics_mode, mode)  # the active viewport's
+
+    # queue context menu and inline rename
+    def _queue_menu_requested(self, pos: QtCore.QPoint) -> None:
+        row = self.queue.rowAt(pos.y())
+        if row < 0:
+            return
+        self._cancel_rename()
+        self._menu_uid = self._uid_at(row)
+        r = self.model.row(self._menu_uid)
+        self._menu_actions["skip"].setText("Unskip" if r.status == "skipped" else "Skip")
+        # popup(), never exec(): a nested event loop would stop the control socket
+        self.menu.popup(self.queue.viewport().mapToGlobal(pos) + QtCore.QPoint(2, 2))
+
+    def _menu_chosen(self, key: str) -> None:
+        uid, self._menu_uid = self._menu_uid, None
+        if uid is None:
+            return
+        if key == "rename":
+            self._start_rename(uid)
+            return
+        fn = {"open": self.model.open, "repeat": self.model.repeat, "skip": self.model.skip,
+              "delete": self.model.delete, "move_up": self.model.move_up, "move_down": self.model.move_down}[key]
+        self._do(fn, uid)
+
+    def _start_rename(self, uid: int) -> None:
+        rows = [self._uid_at(r) for r in range(self.queue.rowCount())]
+        if uid not in rows:
+            return
+        self._rename_uid = uid
+        rect = self.queue.visualItemRect(self.queue.item(rows.index(uid), 1))
+        f = self.rename_field
+        f.setGeometry(rect.adjusted(0, 0, 0, 0))
+        f.setText(self.model.row(uid).name)
+        f.selectAll()
+        f.show()
+        f.raise_()
+        f.setFocus(QtCore.Qt.FocusReason.OtherFocusReason)
+
+    def _commit_rename(self, text: str) -> None:
+        uid = self._rename_uid
+        self._cancel_rename()
+        if uid is not None:
+            self._do(self.model.rename, uid, text)
+
+    def _cancel_rename(self) -> None:
+        self._rename_uid = None
+        f = self.rename_field
+        if f.isVisible():
+            f.hide()  # hide first: clearing focus must not cancel twice
+            f.clearFocus()
+        f.setText("")
+
+    # library and drags
+    def _library_double_clicked(self, item: QtWidgets.QTreeWidgetItem, col: int) -> None:
+        pid = item.data(0, ROLE)
+        if pid:
+            self._do(self.model.add_protocol, pid)
+
+    def _library_item_at(self, pos: QtCore.QPoint):
+        item = self.library.itemAt(pos)
+        pid = None if item is None else item.data(0, ROLE)
+        return None if not pid else (pid, item.text(0))
+
+    def _series_item_at(self, pos: QtCore.QPoint):
+        item = self.series_list.itemAt(pos)
+        return None if item is None else (item.data(ROLE), item.text().split("\n")[0])
+
+    def _on_drop(self, kind: str, key: Any, g: QtCore.QPoint) -> None:
+        """A hand-made drag ended at global point g: protocol onto the queue, series onto a viewport."""
+        if kind == "library":
+            vp = self.queue.viewport()
+            local = vp.mapFromGlobal(g)
+            if vp.rect().contains(local):
+                row = self.queue.rowAt(local.y())
+                self._do(self.model.add_protocol, key, None if row < 0 else row)
+            return
+        for i, v in enumerate(self.viewer.viewports()):
+            if v.isVisible() and v.rect().contains(v.mapFromGlobal(g)):
+                self._do(self.model.load_entry, i, key)
+                return
+
+    # ---- model -> screen ----------------------------------------------------------------------
+    def _show_changes(self, topics: Sequence[str]) -> None:
+        t = set(topics)
+        if t & {"init", "layout"}:
+            self.viewer.sync()
+        if t & {"init", "series", "selection", "labels"}:
+            self._show_series_list()
+        if t & {"init", "layout", "series", "open", "params", "queue", "viewport_resized", "labels", "scan"}:
+            self._show_viewports()
+
+    PANEL_PARTS = (
+        ("_refresh_header", ("clock",)),
+        ("_refresh_queue", ()),
+        ("_refresh_go", ("clock",)),
+        ("_refresh_toolbar", ("layout",)),
+        ("_refresh_card", ("params",)),
+        ("_refresh_message", ("params", "layout", "selection")),
+    )
+
+    def _refresh_panel(self) -> None:
+        self.refresh_parts()
+
+    def _refresh_header(self) -> None:
+        m = self.model
+        self.patient_label.setText(f"Patient: {m.subject.id.upper()}   Supine, head first   "
+                                   f"{m.field_t:g} T")
+        ind = m.indication or ""
+        self.indication_label.setText(f"Clinical question: {ind}" if ind else "")
+        row = m.running_row
+        if row is None:
+            self.status_label.setText("Scanner: <b>Idle</b>")
+        else:
+            self.status_label.setText(f"Scanning: <b>{row.name}</b>, {m.remaining_s():.0f} s left")
+        self.clock_label.setText(f"Exam time {mss(m.t)}")
+        hr = m.shown_heart_rate()
+        self.hr_label.setText(f"<b>HR {hr} bpm</b>" if hr is not None else "<b>HR --</b>")
+        self.hr_label.setStyleSheet("color: #7dffa0;" if hr is not None else "color: #ff9a8a;")
+
+    def _refresh_queue(self) -> None:
+        m, q = self.model, self.queue
+        if q.rowCount() != len(m.rows):
+            q.setRowCount(len(m.rows))
+        open_uid = m.open_row.uid if m.open_row is not None else None
+        for r, row in enumerate(m.rows):
+            texts = (str(r + 1), row.name, row.status, mss(m.duration_s(row)))
+            for c, text in enumerate(texts):
+                it = q.item(r, c)
+                if it is None:
+                    it = QtWidgets.QTableWidgetItem()
+                    q.setItem(r, c, it)
+                if it.text() != text:
+                    it.setText(text)
+                if c == 0:
+                    it.setData(ROLE, row.uid)
+                if c == 2 and it.data(QtCore.Qt.ItemDataRole.UserRole + 1) != row.status:
+                    it.setData(QtCore.Qt.ItemDataRole.UserRole + 1, row.status)
+                    it.setIcon(status_icon(row.status))
+                    it.setForeground(QtGui.QColor("#e2e6eb"))
+                is_open = row.uid == open_uid
+                it.setBackground(OPEN_ROW_BG if is_open else QtGui.QBrush())
+                if c == 3:
+                    it.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        if self._rename_uid is not None and all(r.uid != self._rename_uid for r in m.rows):
+            self._cancel_rename()
+        running = m.running_row is not None
+        self.stop_btn.setEnabled(running)
+
+    def _refresh_go(self) -> None:
+        m = self.model
+        reason = m.go_blocker()
+        target = m.go_target()
+        if reason is None and target is not None:
+            self.go_reason.setText(f"Ready: Go starts row {m.index_of(target.uid)}, {target.name} "
+                                   f"({mss(m.duration_s(target))}).")
+            self.go_reason.setStyleSheet("color: #7dffa0;")
+        else:
+            self.go_reason.setText(f"Go blocked: {reason}")
+            self.go_reason.setStyleSheet("color: #ffb36b;")
+
+    def _refresh_toolbar(self) -> None:
+        m = self.model
+        for name, b in self.layout_btns.items():
+            b.setChecked(m.layout.layout == name)
+        mode = self._graphics_mode(m.layout.active)
+        for k, b in self.graphics_btns.items():
+            b.setChecked(k == mode)
+        self.shim_btn.setChecked(bool(m.shim_box_visible))
+
+    def _refresh_card(self) -> None:
+        m = self.model
+        self.refresh_cards()
+        row = m.open_row
+        for tb in self.tab_btns:
+            tb.setEnabled(row is not None)
+        if row is None:
+            self.card_title.setText("<b>No row open</b>")
+            self.scan_time.setText("")
+            self.conflict.setText("")
+        else:
+            self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
+            self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
+            found = m.row_conflicts(row)
+            self.conflict.setText(f"Conflict: {found[0]}" if found else "")
+            self.orientation_label.setText(row.params.orientation_text())
+        card = m.card()
+        for name, row_w in self.choices.items():
+            opts, rule = CHOICES[name]
+            row_w.show_value(None if row is None else getattr(row.params, name), rule(m))
+        for tab, label in zip(TABS, self.reasons):
+            label.setText(_greyed_text(card.get(tab, [])) if row is not None else "")
+        self._refresh_card_page()
+
+    def _refresh_card_page(self) -> None:
+        has_row = self.model.open_row is not None
+        self.pages.setCurrentIndex(self._tab if has_row else len(TABS))
+        for i, b in enumerate(self.tab_btns):
+            b.setChecked(has_row and i == self._tab)
+
+    def _refresh_message(self) -> None:
+        self.message.setText(self.model.message)
+
+    # ---- series list -------------------------------------------------------------------------
+    @staticmethod
+    def _entry_text(e: Any) -> str:
+        return "\n".join(t for t in (e.title, e.count_text) if t)
+
+    def _show_series_list(self) -> None:
+        m, s = self.model, self.series_list
+        entries = m.series_entries()
+        keys = [str(e.key) for e in entries]
+        current = [s.item(i).data(ROLE) for i in range(s.count())]
+        if current != keys:
+            s.clear()
+            for e in entries:
+                it = QtWidgets.QListWidgetItem(self._entry_text(e))
+                it.setData(ROLE, str(e.key))
+                it.setIcon(QtGui.QIcon(self._thumbnail(e)))
+                it.setSizeHint(QtCore.QSize(192, THUMB_PX + 4))
+                s.addItem(it)
+        else:
+            for i, e in enumerate(entries):
+                text = self._entry_text(e)
+                if s.item(i).text() != text:
+                    s.item(i).setText(text)
+        selected = m.selected_entry
+        for i in range(s.count()):
+            it = s.item(i)
+            want = selected is not None and it.data(ROLE) == str(selected)
+            if it.isSelected() != want:
+                it.setSelected(want)
+
+    def _thumbnail(self, e: Any) -> QtGui.QPixmap:
+        key = (e.key, e.series, e.image)
+        pm = self._thumbs.get(key)
+        if pm is None:
+            img = self.model.entry_image(e.key)
+            level, width = self.model.series_by_uid(e.series).data.auto_window
+            pm = self._thumbs[key] = thumbnail(img.pixels, level + width / 2.0)
+        return pm
+
+    # ---- viewports ---------------------------------------------------------------------------
+    def _show_viewports(self) -> None:
+        m = self.model
+        row = m.open_row
+        group_ = None
+        if row is not None and not row.proto.is_localizer:
+            group_ = row.params.slice_group()
+        for i, vp in enumerate(self.viewer.viewports()):
+            img = m.viewport_image_data(i)
+            if img is None:
+                if self._shown[i] is not None:
+                    vp.set_plane_pose(None)
+                    vp.set_image(None)
+                    self._shown[i] = None
+                vp.set_overlays(ov.OverlaySet())
+                continue
+            if self._shown[i] is not img:
+                u0, u1, v0, v1 = graphics.view_rect(img)
+                vp.set_plane_pose(img.pose)
+                vp.set_view_box(u0, u1, v0, v1)
+                vp.set_image(img.pixels * DISPLAY_SCALE, *img.placement())
+                self._shown[i] = img
+            vc = m.layout.viewports[i]
+            want = (max(1.0, vc.window * DISPLAY_SCALE), vc.level * DISPLAY_SCALE)
+            if vp.window_level != want:
+                vp.set_window_level(*want)
+            o = graphics.caption_overlays(self._caption(i))
+            rect = graphics.view_rect(img)
+            graphics.planning_overlays(o, img.pose, rect, group_, self._graphics_mode(i),
+                                       done=row is not None and row.status in ("done", "running"))
+            if m.shim_box_visible and row is not None and not row.proto.is_localizer:
+                graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
+            vp.set_overlays(o)
+
+    def _caption(self, i: int) -> list[str]:
+        return list(self.model.viewport_caption(i))
+
+    # ---- controller interface ---------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        s = self.model.state()
+        s["ui"] = {"card_tab": TABS[self._tab], "menu_open": self.menu.isVisible(),
+                   "renaming": self._rename_uid}
+        return s
+
+    def _extra_targets(self) -> dict[str, list[int]]:
+        """Library leaves (a tree's rows are not all top-level) and the context menu's entries while shown."""
+        out: dict[str, list[int]] = {}
+        t = self.library
+        origin = t.viewport().mapToGlobal(QtCore.QPoint(0, 0))
+        for pid, item in self._library_items.items():
+            r = t.visualItemRect(item)
+            out[f"library_item:{pid}"] = [origin.x() + r.x(), origin.y() + r.y(), r.width(), r.height()]
+        if self.menu.isVisible():
+            mo = self.menu.mapToGlobal(QtCore.QPoint(0, 0))
+            for key, a in self._menu_actions.items():
+                r = self.menu.actionGeometry(a)
+                out[f"queue_menu:{key}"] = [mo.x() + r.x(), mo.y() + r.y(), r.width(), r.height()]
+        return out
+
+    def viewports(self) -> list[ImageViewport]:
+        return self.viewer.viewports()
+
+
+def _greyed_text(fields: list[dict[str, Any]]) -> str:
+    """Why the greyed fields of one tab are greyed, one line per reason: 'TI: This sequence has no inversion pulse.'"""
+    by_reason: dict[str, list[str]] = {}
+    for f in fields:
+        if not f.get("enabled") and f.get("reason"):
+            label = f.get("label") or CHOICE_TITLES.get(f["name"], f["name"])
+            by_reason.setdefault(f["reason"], []).append(label)
+    return "\n".join(f"{', '.join(labels)}: {reason}" for reason, labels in by_reason.items())
