@@ -374,7 +374,8 @@ class MRModel(ConsoleModelBase):
 
     def _apply_layout_spec(self, spec: Mapping[str, Any]) -> None:
         """{"layout", "active" (1-based), "graphics_mode" (every viewport), "shim_box_visible",
-        "viewports": [{"row": card queue index or "series": uid, "image": 1-based, "graphics_mode"} or null]}.
+        "viewports": [{"row": card queue index or "series": uid, "image": 1-based (default: the middle one),
+        "graphics_mode"} or null]}.
 
         With a seeded `localizer_order`, a localizer's image k goes where the card put image order[k]."""
         if "layout" in spec:
@@ -387,8 +388,9 @@ class MRModel(ConsoleModelBase):
                 continue
             uid = vp["series"] if "series" in vp else self._card_row(int(vp["row"])).series
             self._require(uid is not None, f"viewport {i + 1}: that row has no series")
-            k = int(vp.get("image", 1)) - 1
-            if self.localizer_order is not None and self.series_by_uid(int(uid)).localizer:
+            s = self.series_by_uid(int(uid))
+            k = int(vp["image"]) - 1 if vp.get("image") else s.n_images // 2  # a whole series opens in the middle
+            if self.localizer_order is not None and s.localizer:
                 k = self.localizer_order[k]
             self._load(i, int(uid), k)
             if vp.get("graphics_mode"):

@@ -1,0 +1,69 @@
+"""The MR card contract (tasks/card.py: MRInitialState, MRPerturbations): typed keys the MR console reads,
+errors that name the problem, and shipped MR cards that the console accepts."""
+from __future__ import annotations
+
+import pytest
+
+from tasks.card import MRCard, MRInitialState, MRPerturbations, TaskCardError, parse_card, select_cards
+
+COMMON = dict(modality="mr", id="t", version="1", level=0, title="t", goal="Do the thing.", budgets={"max_steps": 5},
+              oracle="synthetic")
+
+
+def _card(initial_state=None, perturbations=None):
+    return parse_card({**COMMON, "initial_state": initial_state or {}, "perturbations": perturbations or {}})
+
+
+def test_a_full_mr_card_validates_and_reads_back_as_plain_json():
+    st = {"queue": [{"protocol": "localizer_3plane", "status": "done"},
+                    {"protocol": "cine_4ch", "names": ["Cine 4ch", "HLA"], "params": {"trigger": "none", "matrix": 64}},
+                    {"protocol": "cine_2ch", "status": "running", "remaining_s": 40}],
+          "open": 2, "layout": {"layout": "2x2", "viewports": [{"row": 1, "image": 2}, None], "active": 1,
+                                "graphics_mode": "outer"},
+          "autoload_localizer": False, "labels_hidden": True, "ecg_signal": True, "field_t": 1.5,
+          "landmark": "heart", "indication": "LV function"}
+    pert = {"heart_rate_bpm": [60, 80], "shuffle_rows": [2, 3], "indication": ["a b c", "d e f"],
+            "ecg_signal": [True, False], "scanner_busy": [True, False], "running_remaining_s": [35, 90],
+            "prior_clipped": [False, True], "prior_clip_mm": [18, 30], "localizer_order": [[1, 2, 3], [3, 1, 2]]}
+    card = _card(st, pert)
+    assert isinstance(card, MRCard)
+    assert dict(card.initial_state) == st and dict(card.perturbations) == pert
+    assert isinstance(card.initial_state, MRInitialState) and isinstance(card.perturbations, MRPerturbations)
+
+
+@pytest.mark.parametrize("where,value,message", [
+    ("initial_state", {"queue": [{"protocol": "cine_4ch", "nmae": "x"}]}, "unknown key 'nmae' in initial_state.queue.0"),
+    ("initial_state", {"queue": [{"protocol": "cine_4ch", "status": "finished"}]}, "initial_state.queue.0.status"),
+    ("initial_state", {"queue": [{"protocol": "cine_4ch", "name": "a", "names": ["b"]}]}, "either name or names"),
+    ("initial_state", {"queue": [{"protocol": "cine_4ch", "remaining_s": 5}]}, "only meaningful for a running row"),
+    ("initial_state", {"queue": [{"protocol": "t2_haste_cor", "cover_labels": ["kidney_"]}]}, "must be done"),
+    ("initial_state", {"queue": [{"protocol": "cine_4ch"}], "open": 2}, "open = 2, but the queue has 1 rows"),
+    ("initial_state", {"layout": {"viewports": [{"row": 1, "series": 1}]}}, "give exactly one"),
+    ("initial_state", {"layout": {"graphics_mode": "none"}}, "initial_state.layout.graphics_mode"),
+    ("initial_state", {"landmark": "knee"}, "initial_state.landmark"),
+    ("initial_state", {"queue": [{"protocol": "a", "status": "running"}, {"protocol": "b", "status": "running"}]},
+     "at most one queue row can be running"),
+    ("perturbations", {"localizer_order": [[1, 2, 2]]}, "not an order of the localizer's images"),
+    ("perturbations", {"ecg_signal": [True, True]}, "never vary"),
+    ("perturbations", {"shuffle_rows": [2, 2]}, "names a row twice"),
+    ("perturbations", {"running_remaining_s": [40, 30]}, "lo > hi"),
+    ("perturbations", {"patient_shift_mm": [0, 1]}, "unknown key 'patient_shift_mm' in perturbations"),
+])
+def test_bad_mr_inputs_are_load_errors_naming_the_problem(where, value, message):
+    with pytest.raises(TaskCardError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        _card(**{where: value})
+
+
+def test_shipped_mr_cards_name_known_protocols_and_the_console_accepts_them():
+    from consoles.mr.model import MRModel
+    from consoles.mr.protocols import get_protocol
+    from rendering.subjects import load_runtime
+
+    cards = select_cards("mr")
+    assert len(cards) == 15
+    rt = load_runtime("dev")
+    for card in cards:
+        for row in card.initial_state.get("queue", []):
+            get_protocol(row["protocol"])
+        m = MRModel(rt, card.id, 0, card.initial_state, card.perturbations)
+        assert m.draws.unused_keys() == [], card.id  # every perturbation key is read by the console
