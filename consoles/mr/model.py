@@ -293,7 +293,7 @@ class MRModel(ConsoleModelBase):
                            "copy_of": r.copy_of, "params": r.params.to_dict()} for r in self.rows],
                 "open_row": self._open_uid, "layout": self._layout_dict(), "indication": self.indication,
                 "ecg_signal": self.ecg_signal, "scanner_busy": self.running_row is not None,
-                "prior_clipped": self.prior_clipped}
+                "prior_clipped": self.prior_clipped, "n_events": len(self.events)}
 
     # ---- patient --------------------------------------------------------------------------------
     def _isocentre(self, z_mm: float) -> tuple[float, float, float]:

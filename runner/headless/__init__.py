@@ -15,6 +15,10 @@ def run_reference(card: Any, subject: str, seed: int, **kw: Any):
         from runner.headless.ct import run_ct
 
         return run_ct(card, subject, seed, **kw)
+    if card.modality == "mr":
+        from runner.headless.mr import run_mr
+
+        return run_mr(card, subject, seed, **kw)
     raise NotImplementedError(f"no headless driver for modality {card.modality!r} yet")
 
 
@@ -24,4 +28,8 @@ def score_initial(card: Any, subject: str, seed: int):
         from runner.headless.ct import score_initial_ct
 
         return score_initial_ct(card, subject, seed)
+    if card.modality == "mr":
+        from runner.headless.mr import score_initial_mr
+
+        return score_initial_mr(card, subject, seed)
     raise NotImplementedError(f"no headless driver for modality {card.modality!r} yet")

@@ -18,6 +18,10 @@ class ReferenceAgent:
             from runner.agents.reference.ct import CTReferenceSolver
 
             self._solver = CTReferenceSolver(card, subject)
+        elif card.modality == "mr":
+            from runner.agents.reference.mr import MRReferenceSolver
+
+            self._solver = MRReferenceSolver(card, subject)
         else:
             raise NotImplementedError(f"no reference solver for modality {card.modality!r} yet")
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rendering.geometry import TableFrame
+from runner.agents.reference.common import Op, click, wait, wait_seconds  # noqa: F401  (Op, wait_seconds re-exported)
+from runner.agents.reference.common import centre as _centre
 from tasks.card import TaskCard
 from scoring.registry import entry_for_card
 from scoring.registry.ct import (DOSE_TARGET_FRACTION, HEIGHT_TOLERANCE_MM, POSITION_TOLERANCE_MM,
@@ -28,14 +29,6 @@ def solver_plan(task: CTTask) -> dict[str, Any]:
     return {"protocol": task.protocol, "organs": task.organs, "margin_top": task.margin_top_mm,
             "margin_bottom": task.margin_bottom_mm, "iso": task.isocentre is not None,
             "bolus": task.bolus_tracking, "dose_limit": task.dose_limit, "recovery": task.recovery}
-
-
-@dataclass(frozen=True)
-class Op:
-    """One console operation, named after the CTModel method that performs it."""
-
-    name: str
-    args: dict[str, Any] = field(default_factory=dict)
 
 
 class CTPlanner:
@@ -176,25 +169,6 @@ BOLUS_OPS = ("set_monitor_z", "acquire_monitor_reference", "set_roi", "start_bol
 FIELDS = {"set_table_height": "table_height_field", "set_param": "mas_field", "set_monitor_z": "monitor_z_field"}
 BUTTONS = {"load_protocol": "load_protocol", "acquire_scout": "acquire_scout", "confirm": "confirm_plan",
            "scan": "scan", "acquire_monitor_reference": "monitor_reference", "start_bolus_tracking": "start_bolus"}
-
-
-def _centre(rect: list[int]) -> tuple[int, int]:
-    x, y, w, h = rect
-    return x + w // 2, y + h // 2
-
-
-def click(rect: list[int]) -> str:
-    x, y = _centre(rect)
-    return json.dumps({"action": "click", "x": x, "y": y})
-
-
-def wait_seconds(seconds: float) -> float:
-    """How long the solver waits for a wanted `seconds`: 0.5 to 30 s, to 10 ms (GUI and headless alike)."""
-    return round(min(30.0, max(0.5, seconds)), 2)
-
-
-def wait(seconds: float) -> str:
-    return json.dumps({"action": "wait", "seconds": wait_seconds(seconds)})
 
 
 class CTReferenceSolver(CTPlanner):

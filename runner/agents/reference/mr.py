@@ -1,0 +1,306 @@
+"""Reference solver for the MR tasks: decides from the state dump and the hidden anatomy, acts like any agent.
+
+Two layers, as for CT. `MRPlanner` is pure: from the console's state dump and the task's registry entry
+(scoring/registry/mr.py: the row, image or order the goal names) it decides the next console operation
+(`Op`, named after the MRModel method: open, rename, repeat, skip, delete, move, add_protocol, go,
+set_param, activate_viewport, set_graphics_mode, load_entry, select_entry, set_shim_box_visible, wait,
+done). Judgement tasks decide with privileged knowledge (the subject oracle's kidney masks, the registry's
+answer to a clinical question), as a reference must. `MRReferenceSolver` turns each operation into JSON
+actions on the widgets the MR console exports (names listed in `next_action`). The headless driver
+(runner/headless/mr.py) performs the same operations on MRModel directly.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from runner.agents.reference.common import Op, centre, click, wait
+from scoring.registry import entry_for_card
+from scoring.registry.mr import INDICATION_PROTOCOL, RENAL_MIN_COVERAGE, MRTask
+from tasks.card import TaskCard
+
+WAIT_MARGIN_S = 0.1  # wait this much past a row's end, so its finishing event has run
+
+
+class MRPlanner:
+    """The next operation for one MR task on one subject (pure: state dicts in, Ops out)."""
+
+    def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
+        self.card = card
+        self.task: MRTask = entry_for_card(card)
+        self.subject = subject
+        self._oracle = oracle
+
+    @property
+    def oracle(self):
+        """The subject oracle, loaded on first use (only the renal task reads anatomy)."""
+        if self._oracle is None:
+            from scoring.subject_oracle import load_oracle
+
+            self._oracle = load_oracle(self.subject)
+        return self._oracle
+
+    # ---- reading the dump ---------------------------------------------------------------------------
+    @staticmethod
+    def _row(st: dict[str, Any], uid: int) -> dict[str, Any] | None:
+        return next((r for r in st["queue"] if r["uid"] == uid), None)
+
+    @staticmethod
+    def _start_row(st: dict[str, Any], protocol: str) -> dict[str, Any]:
+        return next(r for r in st["start"]["queue"] if r["protocol"] == protocol)
+
+    @staticmethod
+    def _first_pending_at_start(st: dict[str, Any]) -> dict[str, Any]:
+        return next(r for r in st["start"]["queue"] if r["status"] == "pending")
+
+    @staticmethod
+    def _wait_running(st: dict[str, Any]) -> Op:
+        return Op("wait", {"seconds": st["header"]["scanner"]["remaining_s"] + WAIT_MARGIN_S})
+
+    def _start_row_op(self, st: dict[str, Any], uid: int) -> Op:
+        """Start one row: wait while the scanner is busy, open it unless Go would start it anyway, Go."""
+        if st["header"]["scanner"]["status"] == "scanning":
+            return self._wait_running(st)
+        if st["go"]["target"] != uid:
+            return Op("open", {"uid": uid})
+        return Op("go")
+
+    @staticmethod
+    def _entry_key(st: dict[str, Any], image: str) -> str:
+        """The series-list key of a plane of the (last) localizer."""
+        loc = [s for s in st["series"] if s["localizer"]][-1]
+        k = next(im["index"] for im in loc["images"] if im["name"] == image)
+        return f"{loc['uid']}.{k}"
+
+    @staticmethod
+    def _viewports_showing(st: dict[str, Any], image: str, layout: dict[str, Any] | None = None) -> list[int]:
+        from scoring.oracles.mr import localizer_viewports
+
+        return localizer_viewports(layout or st["layout"], st["series"], image)
+
+    def renal_adequate(self, st: dict[str, Any], renal_uid: int) -> bool:
+        """Whether the acquired renal series covers both kidneys (the oracle's own measure)."""
+        from scoring.oracles.mr import kidney_coverage
+
+        series = self._row(st, renal_uid)["series"]
+        return min(kidney_coverage(st, self.oracle, series).values()) >= RENAL_MIN_COVERAGE
+
+    # ---- policy -------------------------------------------------------------------------------------
+    def next_op(self, st: dict[str, Any]) -> Op:
+        """The next operation towards the task's goal from this state dump."""
+        return getattr(self, f"_{self.task.kind}")(st)
+
+    def _trigger(self, st):
+        uid = self._start_row(st, self.task.protocol)["uid"]
+        if self._row(st, uid)["params"]["trigger"] == self.task.value:
+            return Op("done")
+        if st["open_row"] != uid:
+            return Op("open", {"uid": uid})
+        return Op("set_param", {"name": "trigger", "value": self.task.value})
+
+    def _rename(self, st):
+        uid = self._start_row(st, self.task.protocol)["uid"]
+        if self._row(st, uid)["name"] == self.task.value:
+            return Op("done")
+        return Op("rename", {"uid": uid, "name": self.task.value})
+
+    def _repeat_open(self, st):
+        uid = self._start_row(st, self.task.protocol)["uid"]
+        copy = next((r["uid"] for r in st["queue"] if r["copy_of"] == uid), None)
+        if copy is None:
+            return Op("repeat", {"uid": uid})
+        if st["open_row"] != copy:
+            return Op("open", {"uid": copy})
+        return Op("done")
+
+    def _load_image(self, st):
+        vp = self.task.viewport
+        if vp in self._viewports_showing(st, self.task.image):
+            return Op("done")
+        return Op("load_entry", {"viewport": vp - 1, "key": self._entry_key(st, self.task.image)})
+
+    def _activate(self, st):
+        showing = self._viewports_showing(st, self.task.image)
+        if st["layout"]["active"] in showing:
+            return Op("done")
+        return Op("activate_viewport", {"viewport": showing[0] - 1})
+
+    def _shim_box(self, st):
+        if st["layout"]["shim_box_visible"]:
+            return Op("done")
+        return Op("set_shim_box_visible", {"visible": True})
+
+    def _graphics(self, st):
+        for i in self._viewports_showing(st, self.task.image, st["start"]["layout"]):
+            if st["layout"]["viewports"][i - 1]["graphics_mode"] != self.task.value:
+                if st["layout"]["active"] != i:
+                    return Op("activate_viewport", {"viewport": i - 1})
+                return Op("set_graphics_mode", {"mode": self.task.value, "viewport": i - 1})
+        return Op("done")
+
+    def _select_image(self, st):
+        key = self._entry_key(st, self.task.image)
+        if st["selected_entry"] == key:
+            return Op("done")
+        return Op("select_entry", {"key": key})
+
+    def _first_acquisition(self, st):
+        uid = st["start"]["queue"][0]["uid"]
+        row = self._row(st, uid)
+        if row["status"] == "done":
+            return Op("done")
+        if row["status"] == "running":
+            return self._wait_running(st)
+        return self._start_row_op(st, uid)
+
+    def _skip(self, st):
+        rows = st["start"]["queue"]
+        target = self._start_row(st, self.task.protocol)
+        nxt = rows[rows.index(target) + 1]["uid"]
+        if self._row(st, target["uid"])["status"] != "skipped":
+            return Op("skip", {"uid": target["uid"]})
+        status = self._row(st, nxt)["status"]
+        if status == "done":
+            return Op("done")
+        if status == "running":
+            return self._wait_running(st)
+        return self._start_row_op(st, nxt)
+
+    def _queue_order(self, st):
+        want = list(self.task.order)
+        pending = [r for r in st["queue"] if r["status"] == "pending"]
+        seen: set[str] = set()
+        for r in pending:  # rows the goal does not list (or a second row of one it lists) go
+            if r["protocol"] not in want or r["protocol"] in seen:
+                return Op("delete", {"uid": r["uid"]})
+            seen.add(r["protocol"])
+        for pid in want:
+            if pid not in seen:
+                return Op("add_protocol", {"pid": pid})
+        have = [r["protocol"] for r in pending]
+        for i, pid in enumerate(want):  # bring the wanted row up to its place, one step at a time
+            if have[i] != pid:
+                return Op("move", {"uid": pending[have.index(pid)]["uid"], "delta": -1})
+        return Op("done")
+
+    def _go_availability(self, st):
+        target = self._first_pending_at_start(st)
+        uid = target["uid"]
+        if self._row(st, uid)["status"] != "pending":
+            return Op("done")
+        blocked = not st["physio"]["ecg_signal"] and target["params"]["trigger"] == "ecg"
+        if blocked and self._row(st, uid)["params"]["trigger"] != self.task.blocked_trigger:
+            if st["open_row"] != uid:
+                return Op("open", {"uid": uid})
+            return Op("set_param", {"name": "trigger", "value": self.task.blocked_trigger})
+        return self._start_row_op(st, uid)
+
+    def _idle_or_scanning(self, st):
+        uid = self._first_pending_at_start(st)["uid"]
+        if self._row(st, uid)["status"] != "pending":
+            return Op("done")
+        return self._start_row_op(st, uid)
+
+    def _renal_adequacy(self, st):
+        renal = next(r for r in st["start"]["queue"] if r["protocol"] == self.task.protocol and r["status"] == "done")
+        nxt = self._first_pending_at_start(st)["uid"]
+        if self.renal_adequate(st, renal["uid"]):
+            if self._row(st, nxt)["status"] == "pending":
+                return self._start_row_op(st, nxt)
+            return Op("done")
+        if not any(r["copy_of"] == renal["uid"] for r in st["queue"]):
+            return Op("repeat", {"uid": renal["uid"]})
+        return Op("done")
+
+    def _select_sequence(self, st):
+        uid = self._start_row(st, INDICATION_PROTOCOL[st["start"]["indication"]])["uid"]
+        if self._row(st, uid)["status"] != "pending":
+            return Op("done")
+        if st["open_row"] != uid:
+            return Op("open", {"uid": uid})  # open it even when Go would start it: the goal says open
+        return Op("go")
+
+
+# ---- the GUI layer: one JSON action per step ----------------------------------------------------------
+MENU = {"repeat": "repeat", "skip": "skip", "delete": "delete", "rename": "rename"}
+TABS = {"trigger": "tab_physio", "main": "tab_geometry", "shim_mode": "tab_geometry"}
+
+
+class MRReferenceSolver(MRPlanner):
+    """The planner's operations performed through the MR console's widgets (privileged geometry, X input).
+
+    Widget names (console geometry export): queue rows "queue_row:<uid>" (double click opens; right click
+    opens the context menu "queue_menu:<entry>"), "rename_field", "go", "library_item:<protocol>",
+    "series_item:<key>", "viewport<N>", "graphics_<mode>", "shim_box_toggle", "tab_<tab>", choices
+    "<choice>:<value>" and numeric fields "<parameter>_field".
+    """
+
+    def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
+        super().__init__(card, subject, oracle)
+        self.control = None
+        # later steps of one operation: a widget to click (resolved when the step runs, since menus and
+        # editors only exist once opened) or a ready JSON action
+        self._pending: list[tuple[str, str]] = []
+
+    def _step(self, geo: dict[str, list[int]], item: tuple[str, str]) -> str:
+        kind, what = item
+        if kind == "click":
+            return click(geo[what])
+        return what
+
+    def _menu(self, uid: int, entry: str) -> str:
+        """Right click the row; the menu entry is clicked on the next step."""
+        self._pending = [("click", f"queue_menu:{entry}")]
+        return self._right_click_row(uid)
+
+    def _right_click_row(self, uid: int) -> str:
+        return click(self._geo[f"queue_row:{uid}"], button="right")
+
+    def next_action(self, obs) -> str:
+        """One JSON action for this step."""
+        g = self.control.geometry()
+        self._geo = geo = g["geometry"]
+        if self._pending:
+            return self._step(geo, self._pending.pop(0))
+        st = self.control.state()
+        op = self.next_op(st)
+        a = op.args
+        if op.name == "done":
+            return json.dumps({"action": "done"})
+        if op.name == "wait":
+            return wait(a["seconds"])
+        if op.name == "open":
+            x, y = centre(geo[f"queue_row:{a['uid']}"])
+            return json.dumps({"action": "double_click", "x": x, "y": y})
+        if op.name in MENU:
+            if op.name == "rename":
+                self._pending = [("click", "queue_menu:rename"),
+                                 ("json", json.dumps({"action": "key", "key": "ctrl+a"})),
+                                 ("json", json.dumps({"action": "type", "text": a["name"]})),
+                                 ("json", json.dumps({"action": "key", "key": "Enter"}))]
+                return self._right_click_row(a["uid"])
+            return self._menu(a["uid"], MENU[op.name])
+        if op.name == "move":
+            return self._menu(a["uid"], "move_up" if a["delta"] < 0 else "move_down")
+        if op.name == "add_protocol":
+            x, y = centre(geo[f"library_item:{a['pid']}"])
+            return json.dumps({"action": "double_click", "x": x, "y": y})
+        if op.name == "go":
+            return click(geo["go"])
+        if op.name == "set_param":
+            name, value = a["name"], a["value"]
+            self._pending = [("click", f"{name}:{value}")]
+            return click(geo[TABS[name]])
+        if op.name == "activate_viewport":
+            return click(geo[f"viewport{a['viewport'] + 1}"])
+        if op.name == "set_graphics_mode":
+            return click(geo[f"graphics_{a['mode']}"])
+        if op.name == "set_shim_box_visible":
+            return click(geo["shim_box_toggle"])
+        if op.name == "select_entry":
+            return click(geo[f"series_item:{a['key']}"])
+        if op.name == "load_entry":
+            x, y = centre(geo[f"series_item:{a['key']}"])
+            tx, ty = centre(geo[f"viewport{a['viewport'] + 1}"])
+            return json.dumps({"action": "drag", "x": x, "y": y, "to_x": tx, "to_y": ty})
+        raise ValueError(f"the MR reference solver has no GUI action for operation {op.name!r}")
