@@ -46,7 +46,7 @@ from .us_physics import (AUTO_COMP_DB_CM_MHZ, CURVILINEAR, TGC_BANDS, AcousticTa
 REFLECTION_GAIN = 30.0  # specular echo amplitude per sqrt(R): a fat/organ capsule ~ +10 dB over liver speckle
 SPECULAR_EXPONENT = 2.0  # cos^n(incidence) [V] (physics.md: cos^n(theta))
 AUTO_COMP_MAX_DB = 60.0  # the receiver's depth compensation saturates: 5 MHz loses the far field [G]
-NOISE_DB = -82.0  # electronic noise amplitude (dB re liver echo) at the receiver, before compensation
+NOISE_DB = -92.0  # receiver noise (dB re liver echo) before compensation: ~ -32 dB, dark grey, at full compensation
 DISPLAY_MID_DB = -16.0  # mid grey: liver seen through ~3 cm of wall (~ -20 dB mean log level) just below it at gain 50
 SCATTER_LATTICE_MM = 0.35  # scatterer lattice fixed to the subject (finer than any resolution cell)
 GEL_TOLERANCE_MM = 1.0  # an air gap this thin is filled by the gel film

@@ -65,7 +65,7 @@ _TISSUES: dict[str, tuple[float, float, float, float | None, float, float]] = {
     "liver":       (1.65, 0.50, 1570.0, 0.0, 1.0, 0.25),            # [V] Z 1.65, alpha 0.50 ("other" line)
     "spleen":      (1.64, 0.40, 1565.0, 1.0, 1.0, 0.22),            # [V] alpha 0.40; slightly >= liver [G]
     "pancreas":    (1.63, 0.80, 1560.0, 3.0, 0.9, 0.35),            # adult pancreas >= liver [G]
-    "k_cortex":    (1.62, 1.00, 1560.0, -4.5, 0.8, 0.25),           # [V] Z, alpha; hypoechoic to liver [V]
+    "k_cortex":    (1.62, 1.00, 1560.0, -2.5, 0.8, 0.25),           # [V] Z, alpha; hypoechoic to liver [V]
     "k_medulla":   (1.62, 1.00, 1560.0, -15.0, 0.5, 0.25),          # pyramids: darker than cortex [G]
     "k_sinus":     (1.45, 0.80, 1480.0, 12.0, 1.0, 0.45),           # sinus fat: the brightest organ echo [G]
     "blood":       (1.61, 0.18, 1570.0, _ANECHOIC_DB, 0.0, 0.0),    # [V]; anechoic at B-mode gains [G]
