@@ -35,7 +35,7 @@ class SteadyCaretLineEdit(QtWidgets.QLineEdit):
             p.end()
 
 
-NO_VALUE_TEXT = "--"  # what a field shows for a value that does not exist (NaN: no inversion, no ECG)
+NO_VALUE_TEXT = "n/a"  # what a field shows for a value that does not exist (NaN: no inversion, no ECG)
 
 
 class NumberField(SteadyCaretLineEdit):

@@ -31,6 +31,7 @@ LAYOUTS = ("1x1", "1x2", "2x2")
 GRAPHICS = (("all", "All slices"), ("outer", "Outer"), ("off", "Off"))
 QUEUE_ROW_PX = 24
 OPEN_ROW_BG = QtGui.QColor("#2b4a6b")
+SELECTED_BG = QtGui.QColor("#2e7dc8")
 LEFT_W, RIGHT_W = 350, 320
 # MR signal is in units of fully relaxed water (about 0..1); viewports show it x1000 so window widths
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
@@ -245,6 +246,8 @@ class MRConsoleView(ConsoleViewBase):
         s.setGridSize(QtCore.QSize(196, THUMB_PX + 8))
         s.setFixedHeight(2 * (THUMB_PX + 8) + 6)
         s.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        # the model's selection is drawn (a press must not select before the model knows)
+        s.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
         s.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         s.setWordWrap(True)
         s.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
@@ -368,9 +371,6 @@ class MRConsoleView(ConsoleViewBase):
 
     def _uid_at(self, row: int) -> int:
         return int(self.queue.item(row, 0).data(ROLE))
-
-    def _graphics_mode(self, i: int) -> str:
-        return self.model.graphics_mode(i)
 
     def _set_graphics_mode(self, mode: str) -> None:
         self._do(self.model.set_graphics_mode, mode)  # the active viewport's
@@ -538,7 +538,7 @@ class MRConsoleView(ConsoleViewBase):
         m = self.model
         for name, b in self.layout_btns.items():
             b.setChecked(m.layout.layout == name)
-        mode = self._graphics_mode(m.layout.active)
+        mode = m.graphics_mode(m.layout.active)
         for k, b in self.graphics_btns.items():
             b.setChecked(k == mode)
         self.shim_btn.setChecked(bool(m.shim_box_visible))
@@ -603,8 +603,7 @@ class MRConsoleView(ConsoleViewBase):
         for i in range(s.count()):
             it = s.item(i)
             want = selected is not None and it.data(ROLE) == str(selected)
-            if it.isSelected() != want:
-                it.setSelected(want)
+            it.setBackground(SELECTED_BG if want else QtGui.QBrush())
 
     def _thumbnail(self, e: Any) -> QtGui.QPixmap:
         key = (e.key, e.series, e.image)
@@ -641,16 +640,14 @@ class MRConsoleView(ConsoleViewBase):
             want = (max(1.0, vc.window * DISPLAY_SCALE), vc.level * DISPLAY_SCALE)
             if vp.window_level != want:
                 vp.set_window_level(*want)
-            o = graphics.caption_overlays(self._caption(i))
-            rect = graphics.view_rect(img)
-            graphics.planning_overlays(o, img.pose, rect, group_, self._graphics_mode(i),
+            o = ov.OverlaySet()
+            graphics.planning_overlays(o, img.pose, graphics.view_rect(img), group_, m.graphics_mode(i),
                                        done=row is not None and row.status in ("done", "running"))
             if m.shim_box_visible and row is not None and not row.proto.is_localizer:
                 graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
+            graphics.orientation_overlays(o, img.pose, vp.width(), vp.height())
+            graphics.caption_overlays(o, m.viewport_caption(i))
             vp.set_overlays(o)
-
-    def _caption(self, i: int) -> list[str]:
-        return list(self.model.viewport_caption(i))
 
     # ---- controller interface ---------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

@@ -30,13 +30,32 @@ def view_rect(image: Any) -> tuple[float, float, float, float]:
     return -cols * du / 2.0, cols * du / 2.0, -rows * dv / 2.0, rows * dv / 2.0
 
 
-def caption_overlays(lines: Sequence[str]) -> ov.OverlaySet:
-    """Caption lines top left (screen-anchored), on a dark background so the image never hides them."""
-    o = ov.OverlaySet()
+def caption_overlays(o: ov.OverlaySet, lines: Sequence[str]) -> None:
+    """Caption lines top left (screen-anchored), on a dark background so the image never hides them
+    (added last: drawn above the graphics)."""
     for k, text in enumerate(lines):
         o.add(ov.Text(f"caption{k}", 6, 6 + k * CAPTION_LINE_PX, text, ov.WHITE, CAPTION_PX, "left", True,
                       valign="top"))
-    return o
+
+
+_AXIS_LETTERS = (("R", "L"), ("A", "P"), ("F", "H"))  # subject frame: +x left, +y posterior, +z head
+
+
+def direction_letter(d: Any) -> str:
+    """The patient direction a subject-frame vector points to most (L/R, A/P, H/F)."""
+    d = np.asarray(d, float)
+    k = int(np.argmax(np.abs(d)))
+    return _AXIS_LETTERS[k][int(d[k] > 0)]
+
+
+def orientation_overlays(o: ov.OverlaySet, pose: PlanePose, width: int, height: int) -> None:
+    """Patient direction letters at the middle of each viewport edge (screen right = the plane's u)."""
+    u, v = np.asarray(pose.u, float), np.asarray(pose.v, float)
+    for name, d, x, y, align in (("orient_right", u, width - 6, height / 2, "right"),
+                                 ("orient_left", -u, 6, height / 2, "left"),
+                                 ("orient_top", v, width / 2, 14, "center"),
+                                 ("orient_bottom", -v, width / 2, height - 14, "center")):
+        o.add(ov.Label(name, x, y, direction_letter(d), ov.WHITE, 14, align, True))
 
 
 def _segment(o: ov.OverlaySet, name: str, seg: Any, rect: tuple[float, float, float, float], color: Any,
@@ -78,8 +97,4 @@ def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pos
     half = tuple(float(s) / 2.0 for s in box["size_mm"])
     oriented = OrientedBox(PlanePose.from_axes(centre, pose.u, pose.v), half)
     pts = box_plane_polygon(oriented, display)
-    _polygon(o, "shim_box", pts, SHIM_COLOR, dashed=False)
-    if len(pts) >= 3:
-        top = pts[int(np.argmax(pts[:, 1]))]
-        o.add(ov.Text("shim_label", float(top[0]), float(top[1]), "Adjust volume", SHIM_COLOR, 12, "center",
-                      valign="bottom", offset_px=(0.0, -4.0)))
+    _polygon(o, "shim_box", pts, SHIM_COLOR, dashed=False)  # green, unlabelled, as scanners draw it

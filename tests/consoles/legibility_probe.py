@@ -2,12 +2,15 @@
 
 Run under Xvfb as its own process (the test suite's process never creates a QApplication):
 
-    python -m tests.consoles.legibility_probe --modality ct --out DIR [--legacy-spinbox]
+    python -m tests.consoles.legibility_probe --modality ct --out DIR [--legacy-spinbox] [--card task.json]
 
 Builds the console exactly as `python -m consoles.<modality>` does (same style, palette, pinned
 font), shows it, and for each NumberField sets the minimum, the maximum and the model's own value,
 enabled and disabled, grabbing the field each time. Named read-out labels are grabbed as they are.
 Writes DIR/*.png and DIR/manifest.json: [{"file", "widget", "kind", "expected"}].
+MR also puts a row on the scanner (the header's status counts down) and grabs every exam-queue row
+and the viewports' caption lines (kind "text": the words must read back, spaces aside); viewport
+text is drawn by VTK, so those crops come from a screen capture, as an agent sees them.
 `--legacy-spinbox` renders the field the console used before (QDoubleSpinBox without buttons
 under the old style sheet) instead: the negative control the OCR test must reject.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import json
 import re
 from pathlib import Path
@@ -22,7 +26,7 @@ from pathlib import Path
 # The style sheet rule and field set-up the consoles shipped with before the fix (commit 2226518).
 LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24; border: 1px solid #6b7380; "
                      "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
-READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout")
+READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time")
 
 
 def _plain(text: str) -> str:
@@ -49,24 +53,82 @@ def _settle(app) -> None:
         QtCore.QCoreApplication.sendPostedEvents()
 
 
-def probe_console(modality: str, out: Path) -> list[dict]:
+def _mr_busy_state(view, app) -> None:
+    """MR at its densest: localizer acquired (captions on three viewports), a cine row open and running
+    (status counting down, parameters of a real row in the card)."""
+    m = view.model
+    m.go()
+    view.on_clock(0.0, 20.0)
+    m.open(m.rows[2].uid)
+    m.go()
+    view.on_clock(20.0, 25.0)
+    _settle(app)
+
+
+def probe_mr_screen(view, out: Path) -> list[dict]:
+    """Queue rows (widget grabs) and viewport caption lines (screen crops) as kind "text"."""
+    import os
+
+    from PIL import Image
+
+    from runner.capture import ScreenCapture
+
+    manifest: list[dict] = []
+    m, q = view.model, view.queue
+    for r, row in enumerate(m.rows):
+        for c in range(q.columnCount()):  # cell by cell: a status icon next to a word is not text
+            name = f"queue_row_{row.uid}_{c}.png"
+            q.viewport().grab(q.visualRect(q.model().index(r, c))).save(str(out / name))
+            manifest.append({"file": name, "widget": f"queue_row:{row.uid}", "kind": "text",
+                             "expected": [q.item(r, c).text()]})
+    for vp in view.viewports():
+        if vp.isVisible():
+            vp.render_now()
+            vp.sync_display()
+    cap = ScreenCapture(os.environ["DISPLAY"])
+    try:
+        shot = cap.grab_rgb()
+    finally:
+        cap.close()
+    for vp in view.viewports():
+        if not vp.isVisible():
+            continue
+        for label, (x, y, w, h) in vp.label_rects().items():
+            if not label.startswith("caption") or label == "caption2":  # one-letter orientation: too short
+                continue
+            text = m.viewport_caption(int(vp.name[-1]) - 1)[int(label[-1])]
+            name = f"{vp.name}_{label}.png"
+            Image.fromarray(shot[y:y + h, x:x + w]).save(out / name)
+            manifest.append({"file": name, "widget": f"{vp.name}.label:{label}", "kind": "text",
+                             "expected": [text]})
+    return manifest
+
+
+def probe_console(modality: str, out: Path, card_path: Path | None = None) -> list[dict]:
     from PySide6 import QtWidgets
 
     from consoles.common.numeric import format_number
-    from consoles.common.widgets import NumberField
+    from consoles.common.widgets import NO_VALUE_TEXT, NumberField
     from rendering.subjects import load_runtime
-    from tasks.card import all_cards
+    from tasks.card import all_cards, load_card_file
 
     app = QtWidgets.QApplication.instance()
-    # The card that shows the most: a contrast task for CT puts every field on screen.
-    cards = [c for c in all_cards() if c.modality == modality]
-    card = max(cards, key=lambda c: (c.level, c.id))
+    if card_path is not None:
+        card = load_card_file(card_path)
+    else:
+        # The card that shows the most: a contrast task for CT puts every field on screen.
+        cards = [c for c in all_cards() if c.modality == modality]
+        card = max(cards, key=lambda c: (c.level, c.id))
     build = importlib.import_module(f"consoles.{modality}.__main__").build
     view = build(card, load_runtime("dev"), 0, card.observation.width, card.observation.height)
     window = view.central
     window.move(0, 0)
     window.show()
+    for vp in view.viewports():
+        vp.Initialize()
     _settle(app)
+    if modality == "mr":
+        _mr_busy_state(view, app)
     manifest: list[dict] = []
     fields = sorted(window.findChildren(NumberField), key=lambda f: f.objectName())
     if not fields:
@@ -81,8 +143,8 @@ def probe_console(modality: str, out: Path) -> list[dict]:
                 _settle(app)
                 name = f"{f.objectName()}_{tag}_{'on' if enabled else 'off'}.png"
                 f.grab().save(str(out / name))
-                manifest.append({"file": name, "widget": f.objectName(), "kind": "field",
-                                 "expected": format_number(f.value(), f.decimals, f.unit)})
+                shown = NO_VALUE_TEXT if math.isnan(f.value()) else format_number(f.value(), f.decimals, f.unit)
+                manifest.append({"file": name, "widget": f.objectName(), "kind": "field", "expected": shown})
         f.setEnabled(was_enabled)
         f.setValue(held)
     for label in window.findChildren(QtWidgets.QLabel):
@@ -93,6 +155,8 @@ def probe_console(modality: str, out: Path) -> list[dict]:
             label.grab().save(str(out / name))
             manifest.append({"file": name, "widget": label.objectName(), "kind": "label",
                              "expected": _plain(label.text())})
+    if modality == "mr":
+        manifest += probe_mr_screen(view, out)
     return manifest
 
 
@@ -129,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modality", default="ct")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--legacy-spinbox", action="store_true")
+    ap.add_argument("--card", type=Path, default=None, help="a task.json to build the console for")
     args = ap.parse_args(argv)
     from consoles.common.determinism import apply_environment, configure_application
 
@@ -138,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication(["legibility_probe"])
     configure_application(app, benchmark_mode=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    manifest = probe_legacy(args.out) if args.legacy_spinbox else probe_console(args.modality, args.out)
+    manifest = probe_legacy(args.out) if args.legacy_spinbox else probe_console(args.modality, args.out, args.card)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return 0
 

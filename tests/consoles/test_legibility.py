@@ -38,9 +38,16 @@ def _misreads(out: Path, manifest: list[dict]) -> list[str]:
         img = Image.open(out / entry["file"])
         if entry["kind"] == "field":
             want = "".join(entry["expected"].split())
-            ok, got = first_reading(field_readings(img), lambda r: r == want)
+            # a lone zero reads as the letter O at this size: the same glyph shape to Tesseract
+            ok, got = first_reading(field_readings(img), lambda r: r.replace("O", "0") == want)
             if not ok:
                 bad.append(f"{entry['file']}: read {got!r}, model holds {entry['expected']!r}")
+        elif entry["kind"] == "text":  # every expected piece of text, spaces aside
+            want = ["".join(t.split()) for t in entry["expected"]]
+            ok, got = first_reading(("".join(r.split()) for r in readings(img)),
+                                    lambda r: all(w in r for w in want))
+            if not ok:
+                bad.append(f"{entry['file']}: read {got!r}, shows {entry['expected']!r}")
         else:  # read-outs: every number in the label, in order
             lines = readings(img, single_line="\n" not in entry["expected"])
             ok, got = first_reading(lines, lambda r: numbers(r) == numbers(entry["expected"]))
@@ -60,6 +67,35 @@ def test_every_numeric_field_reads_back_at_its_range_ends_and_model_value(displa
             "monitor_z_field", "threshold_field", "trigger_delay_field"} <= fields
     assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {"clock", "dose_readout", "length_readout"}
     bad = _misreads(tmp_path, manifest)
+    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
+def _mr_card(tmp_path: Path) -> Path:
+    """An MR card with the default queue (the MR tasks' cards come with their own issue)."""
+    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
+    base.update(id="mr_legibility", modality="mr", title="MR legibility", goal="Read the MR console.",
+                initial_state={}, perturbations={}, oracle="none", workflow_stages=[])
+    d = tmp_path / "cards" / "mr_legibility"
+    d.mkdir(parents=True)
+    (d / "task.json").write_text(json.dumps(base))
+    return d / "task.json"
+
+
+def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(display, tmp_path):
+    require_console()
+    require_tesseract()
+    out = tmp_path / "shots"
+    manifest = _probe(display, out, "--modality", "mr", "--card", str(_mr_card(tmp_path)))
+    fields = {e["widget"] for e in manifest if e["kind"] == "field"}
+    assert {"n_slices_field", "thickness_mm_field", "fov_read_mm_field", "matrix_field", "tr_ms_field",
+            "te_ms_field", "ti_ms_field", "flip_deg_field", "trigger_delay_ms_field", "acq_window_ms_field",
+            "heart_rate_bpm_field", "pos_fh_mm_field", "tilt_a_deg_field", "inplane_deg_field"} <= fields
+    assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {
+        "scanner_status", "exam_time", "heart_rate", "scan_time"}
+    texts = {e["widget"] for e in manifest if e["kind"] == "text"}
+    assert {"queue_row:1", "queue_row:2", "queue_row:3", "queue_row:4"} <= texts
+    assert {f"viewport{i}.label:caption{k}" for i in (1, 2, 3) for k in (0, 1)} <= texts
+    bad = _misreads(out, manifest)
     assert not bad, "illegible values:\n" + "\n".join(bad)
 
 

@@ -1,0 +1,212 @@
+"""The MR console's Qt view on a real X display, driven like an agent (XTEST input, runner settles).
+
+One script of actions (Go for the localizer, double click, right-click menu and Repeat, inline rename,
+a series dragged onto viewport 2, a protocol dragged onto a queue row, card tabs, layouts, graphics
+modes, shim box) runs on two fresh consoles and once more on a console reset in place: every
+screenshot must be byte-identical across the three, and at each step the contract's names must be
+exported with an on-screen rect.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.actions import Action
+from runner.capture import ScreenCapture, encode_png
+from runner.console_process import ConsoleProcess
+from runner.xinput import open_input
+from tests.conftest import require_console
+
+pytestmark = pytest.mark.display
+ROOT = Path(__file__).resolve().parents[2]
+CARD_ID = "mr_view_probe"
+SHOTS = Path("/tmp/mr_shots")  # kept for a person to look at
+
+STATIC_NAMES = ("scanner_status", "exam_time", "heart_rate", "message", "queue", "go", "stop", "library",
+                "series_list", "layout_1x1", "layout_1x2", "layout_2x2", "graphics_all", "graphics_outer",
+                "graphics_off", "shim_box_toggle", "tab_routine", "tab_contrast", "tab_physio", "tab_geometry",
+                "viewport1", "viewport2", "viewport3", "viewport4")
+LIBRARY = ("localizer_3plane", "cine_2ch", "cine_4ch", "cine_sax", "t2_haste_cor", "t2_tse_tra", "t1_gre_tra",
+           "t1_map_molli", "t2_map_t2prep")
+TAB_NAMES = {
+    "tab_routine": ("n_slices_field", "thickness_mm_field", "gap_mm_field", "fov_read_mm_field",
+                    "fov_phase_mm_field", "matrix_field", "averages_field"),
+    "tab_contrast": ("tr_ms_field", "te_ms_field", "ti_ms_field", "flip_deg_field"),
+    "tab_physio": ("trigger:none", "trigger:ecg", "trigger:pulse", "trigger_delay_ms_field", "acq_window_ms_field",
+                   "heart_rate_bpm_field"),
+    "tab_geometry": ("pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field", "main:T", "main:C", "main:S",
+                     "tilt_a_deg_field", "tilt_b_deg_field", "inplane_deg_field", "shim_mode:tune_up",
+                     "shim_mode:standard", "shim_mode:advanced"),
+}
+MENU = tuple(f"queue_menu:{k}" for k in ("open", "rename", "repeat", "skip", "delete", "move_up", "move_down"))
+
+
+@pytest.fixture(scope="module")
+def card_path(tmp_path_factory) -> str:
+    """An MR card with an empty initial state (the view's test needs no task of its own)."""
+    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
+    base.update(id=CARD_ID, modality="mr", title="MR view probe", goal="Probe the MR console view.",
+                initial_state={}, perturbations={}, oracle="none", workflow_stages=[])
+    d = tmp_path_factory.mktemp("mrcard") / CARD_ID
+    d.mkdir()
+    (d / "task.json").write_text(json.dumps(base))
+    return str(d / "task.json")
+
+
+def _on_screen(rect: list[int]) -> bool:
+    x, y, w, h = rect
+    return w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= 1280 and y + h <= 800
+
+
+class Driver:
+    """Acts on one console like an agent: named targets from the geometry export, X input, settles."""
+
+    def __init__(self, con: ConsoleProcess, inp, cap: ScreenCapture) -> None:
+        self.con, self.inp, self.cap = con, inp, cap
+        self.shots: dict[str, bytes] = {}
+        self.facts: dict[str, object] = {}
+
+    def geo(self) -> dict[str, list[int]]:
+        return self.con.geometry()["geometry"]
+
+    def centre(self, name: str) -> tuple[int, int]:
+        x, y, w, h = self.geo()[name]
+        return x + w // 2, y + h // 2
+
+    def act(self, action: Action, advance: float = 0.5) -> None:
+        self.inp.perform(action)
+        self.con.settle(advance)
+
+    def click(self, name: str, button: str = "left") -> None:
+        x, y = self.centre(name)
+        self.act(Action("click", x=x, y=y, button=button))
+
+    def double_click(self, name: str) -> None:
+        x, y = self.centre(name)
+        self.act(Action("double_click", x=x, y=y))
+
+    def drag(self, src: str, dst: str) -> None:
+        (x, y), (x2, y2) = self.centre(src), self.centre(dst)
+        self.act(Action("drag", x=x, y=y, x2=x2, y2=y2), 1.0)
+
+    def shot(self, name: str) -> None:
+        self.shots[name] = encode_png(self.cap.grab_rgb())
+
+    def missing(self, names) -> list[str]:
+        g = self.geo()
+        return [n for n in names if n not in g or not _on_screen(g[n])]
+
+
+def _script(d: Driver) -> None:
+    """The actions; facts the test checks are recorded in d.facts."""
+    d.shot("fresh")
+    d.facts["missing_static"] = d.missing(STATIC_NAMES + tuple(f"library_item:{p}" for p in LIBRARY)
+                                          + tuple(f"queue_row:{u}" for u in (1, 2, 3, 4)))
+    d.click("go")
+    d.con.settle(10.0)  # the localizer runs in simulated time
+    st = d.con.state()
+    d.facts["after_go"] = [r["status"] for r in st["queue"]]
+    d.facts["series_items"] = sorted(k for k in d.geo() if k.startswith("series_item:"))
+    d.shot("after_localizer")
+    d.double_click("queue_row:3")
+    d.facts["open_after_double_click"] = d.con.state()["open_row"]
+    d.shot("row3_open")
+    d.click("queue_row:2", button="right")
+    d.facts["missing_menu"] = d.missing(MENU)
+    d.shot("menu_open")
+    d.click("queue_menu:repeat")
+    d.facts["after_repeat"] = [(r["uid"], r["copy_of"]) for r in d.con.state()["queue"]]
+    d.facts["menu_after_repeat"] = [k for k in d.geo() if k.startswith("queue_menu:")]
+    d.shot("after_repeat")
+    d.click("queue_row:5", button="right")  # the copy
+    d.click("queue_menu:rename")
+    d.facts["missing_rename"] = d.missing(["rename_field"])
+    d.shot("renaming")
+    d.act(Action("type", text="4ch cine"))
+    d.act(Action("key", key="Enter"))
+    d.facts["renamed"] = [r["name"] for r in d.con.state()["queue"] if r["uid"] == 5]
+    d.drag("series_item:1.2", "viewport4")
+    vp = d.con.state()["layout"]["viewports"][3]
+    d.facts["viewport4"] = (vp["series"], vp["image"])
+    d.shot("series_dragged")
+    d.drag("library_item:t2_haste_cor", "queue_row:2")
+    d.facts["after_library_drag"] = [r["protocol"] for r in d.con.state()["queue"]][:3]
+    d.double_click("queue_row:4")
+    missing = {}
+    for tab, names in TAB_NAMES.items():
+        d.click(tab)
+        d.shot(tab)
+        missing[tab] = d.missing(names)
+    d.facts["missing_tabs"] = missing
+    d.click("graphics_outer")
+    d.click("shim_box_toggle")
+    d.shot("outer_and_shim")
+    d.click("layout_1x2")
+    d.shot("layout_1x2")
+    d.click("layout_2x2")
+    d.facts["end_state"] = {k: v for k, v in d.con.state().items() if k in ("queue", "layout", "open_row")}
+
+
+def _run(display, card: str, con: ConsoleProcess | None = None) -> tuple[Driver, ConsoleProcess]:
+    if con is None:
+        con = ConsoleProcess(display, "mr", card, "dev", 0)
+        con.start()
+    else:
+        con.reset(card, "dev", 0)
+    inp, cap = open_input(display.name), ScreenCapture(display.name)
+    try:
+        inp.home(con.hello["window_id"], (1270, 790))
+        con.settle(0.0)
+        d = Driver(con, inp, cap)
+        _script(d)
+    finally:
+        inp.close()
+        cap.close()
+    return d, con
+
+
+@pytest.fixture(scope="module")
+def runs(display, card_path):
+    require_console()
+    first, con = _run(display, card_path)
+    con.stop()
+    second, con = _run(display, card_path)
+    try:
+        reset, _ = _run(display, card_path, con)  # the same console, reset in place
+    finally:
+        con.stop()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, png in first.shots.items():
+        (SHOTS / f"test_{name}.png").write_bytes(png)
+    return first, second, reset
+
+
+def test_contract_names_are_exported_on_screen(runs):
+    f = runs[0].facts
+    assert f["missing_static"] == []
+    assert f["missing_menu"] == [] and f["menu_after_repeat"] == []
+    assert f["missing_rename"] == []
+    assert f["missing_tabs"] == {tab: [] for tab in TAB_NAMES}
+
+
+def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
+    f = runs[0].facts
+    assert f["after_go"] == ["done", "pending", "pending", "pending"]
+    assert f["series_items"] == ["series_item:1.1", "series_item:1.2", "series_item:1.3"]
+    assert f["open_after_double_click"] == 3
+    assert f["after_repeat"] == [(1, None), (2, None), (5, 2), (3, None), (4, None)]
+    assert f["renamed"] == ["4ch cine"]
+    assert f["viewport4"] == (1, 2)  # the coronal localizer image
+    assert f["after_library_drag"] == ["localizer_3plane", "t2_haste_cor", "cine_2ch"]
+
+
+def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
+    first, second, reset = runs
+    assert list(first.shots) == list(second.shots) == list(reset.shots)
+    differ = [n for n in first.shots if first.shots[n] != second.shots[n]]
+    assert differ == [], f"two fresh runs differ at {differ}"
+    differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
+    assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
+    assert first.facts == second.facts == reset.facts
