@@ -1,0 +1,559 @@
+"""Ultrasound console model: probe pose, controls, live/frozen B-mode, calipers, annotation, exam strip; no Qt.
+
+- Probe: a ProbePose on the body surface (rendering.us_image): height z along the body and azimuth around it,
+  rotation about the beam (0-360, marker to the head at 0), tilt/fan, rock/heel-toe, and pressure; the image
+  plane follows (ProbeGeometry: footprint, beam axis, plane pose in the subject frame, dumped for oracles).
+- Controls: declared Parameters (depth and focus in cm, gain 0-100, frequency in MHz, dynamic range, 8 TGC
+  pots) and choices (preset, grey map), clamped; acquisition controls and the pose are refused while frozen,
+  display controls (dynamic range, grey map) re-map a frozen image without touching the acquisition.
+- Frames: `frame()` forms the image when the pose, an acquisition control or the coupling changed (cached
+  otherwise); frozen, it returns the frozen acquisition under the current display controls.
+- Calipers (image mm: x right of the centre line, y down from the footprint), click-click on a frozen image;
+  annotations (allowlisted characters); Save image / Save clip record what an oracle needs into the exam
+  strip (pose, plane, controls, calipers with lengths and subject-frame end points, annotations).
+- Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
+  values a card asks to draw, and the L6 dark-image cause ("contact": a lifted probe or missing gel, "gain":
+  a low gain), so that neither "raise the gain" nor "fix the contact" always works.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
+from consoles.common.params import Parameter
+from consoles.us.contact import CONTACT_FAULTS, Coupling
+from rendering import us_image as U
+from rendering import us_physics as P
+
+__all__ = ["USModel", "ConsoleActionError", "PARAMETERS", "PARAM", "CHOICES", "ANNOTATION_CHARS", "Caliper",
+           "Annotation", "SavedItem", "DEFAULT_POSE"]
+
+ANNOTATION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,:;-_/()+#%'")
+MAX_ANNOTATION_CHARS = 40
+MAX_ANNOTATIONS = 8
+MAX_CALIPERS = 4
+MAX_SAVED = 64
+CLIP_SECONDS = (1.0, 10.0)
+DEFAULT_CLIP_S = 3.0
+Z_MARGIN_MM = 40.0  # the footprint stays this far inside the subject's grid along z
+DEFAULT_POSE = U.ProbePose(z_mm=-280.0, azimuth_deg=0.0, rotation_deg=0.0, tilt_deg=0.0, rock_deg=0.0,
+                           pressure=0.6)
+DEFAULT_PRESET = "Abdomen"
+DARK_CAUSES = ("none", "contact", "gain")
+
+
+# ---- rules ---------------------------------------------------------------------------------------------
+LIVE = Rule((lambda m: not m.frozen, "The image is frozen: press Freeze again to scan live."))
+FROZEN = Rule((lambda m: m.frozen, "Freeze the image first."))
+ALWAYS = Rule()
+
+# Which kind each control is: the oracle checks that display changes leave the acquisition alone.
+KIND_POSE, KIND_ACQ, KIND_DISPLAY = "pose", "acquisition", "display"
+
+
+def _p(name: str, label: str, unit: str, lo: float, hi: float, decimals: int, step: float, rule: Rule,
+       widget: str = "") -> Parameter:
+    return Parameter(name, label, unit, lo, hi, decimals, step, rule, get=lambda m, n=name: m.value(n),
+                     set=lambda m, v, n=name: m.set_param(n, v), widget=widget)
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    # probe (the pose panel)
+    _p("probe_z_mm", "Probe height", "mm", -700.0, 200.0, 1, 5.0, LIVE),
+    _p("probe_azimuth_deg", "Probe position around the body", "deg", -135.0, 135.0, 1, 5.0, LIVE),
+    _p("probe_rotation_deg", "Probe rotation", "deg", 0.0, 360.0, 0, 5.0, LIVE),
+    _p("probe_tilt_deg", "Tilt (fan)", "deg", -45.0, 45.0, 0, 1.0, LIVE),
+    _p("probe_rock_deg", "Rock (heel-toe)", "deg", -30.0, 30.0, 0, 1.0, LIVE),
+    _p("pressure_pct", "Pressure", "%", 0.0, 100.0, 0, 5.0, LIVE),
+    # acquisition / receive
+    _p("depth_cm", "Depth", "cm", P.DEPTH_RANGE_MM[0] / 10, P.DEPTH_RANGE_MM[1] / 10, 1, 1.0, LIVE),
+    _p("focus_cm", "Focus", "cm", P.FOCUS_MIN_MM / 10, P.DEPTH_RANGE_MM[1] / 10, 1, 0.5, LIVE),
+    _p("frequency_mhz", "Frequency", "MHz", P.FREQUENCIES_MHZ[0], P.FREQUENCIES_MHZ[-1], 1, 0.5, LIVE),
+    _p("gain", "Gain", "", P.GAIN_RANGE[0], P.GAIN_RANGE[1], 0, 1.0, LIVE),
+    *(_p(f"tgc_{i + 1}", f"TGC {i + 1}", "dB", P.TGC_RANGE_DB[0], P.TGC_RANGE_DB[1], 0, 1.0, LIVE)
+      for i in range(P.TGC_BANDS)),
+    # display (post-processing: also on a frozen image)
+    _p("dynamic_range_db", "Dynamic range", "dB", P.DYNAMIC_RANGE_DB[0], P.DYNAMIC_RANGE_DB[1], 0, 3.0, ALWAYS),
+)
+PARAM: dict[str, Parameter] = {p.name: p for p in PARAMETERS}
+PARAM_KIND: dict[str, str] = {**{n: KIND_POSE for n in PARAM if n.startswith("probe_") or n == "pressure_pct"},
+                              **{n: KIND_ACQ for n in PARAM if n in ("depth_cm", "focus_cm", "frequency_mhz", "gain")
+                                 or n.startswith("tgc_")},
+                              "dynamic_range_db": KIND_DISPLAY}
+
+# Settings chosen from a list: name -> (options, enable rule, kind).
+CHOICES: dict[str, tuple[tuple[str, ...], Rule, str]] = {
+    "preset": (P.PRESET_NAMES, LIVE, KIND_ACQ),
+    "grey_map": (P.GREY_MAPS, ALWAYS, KIND_DISPLAY),
+}
+
+_POSE_FIELD = {"probe_z_mm": "z_mm", "probe_azimuth_deg": "azimuth_deg", "probe_rotation_deg": "rotation_deg",
+               "probe_tilt_deg": "tilt_deg", "probe_rock_deg": "rock_deg"}
+
+
+def _r(a: Any, d: int = 3) -> list[float]:
+    return [round(float(x), d) + 0.0 for x in np.asarray(a, float).ravel()]
+
+
+# ---- measurements and the exam strip ---------------------------------------------------------------------
+@dataclass
+class Caliper:
+    """A distance between two points of the (frozen) image, in image mm; `ends_subject` are the same points in
+    the subject frame (through the image plane of the frozen frame)."""
+
+    p1: tuple[float, float]
+    p2: tuple[float, float]
+    ends_subject: tuple[tuple[float, float, float], tuple[float, float, float]]
+
+    @property
+    def length_mm(self) -> float:
+        return float(math.hypot(self.p2[0] - self.p1[0], self.p2[1] - self.p1[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"p1_mm": _r(self.p1, 2), "p2_mm": _r(self.p2, 2), "length_mm": round(self.length_mm, 2),
+                "p1_subject_mm": _r(self.ends_subject[0], 2), "p2_subject_mm": _r(self.ends_subject[1], 2)}
+
+
+@dataclass
+class Annotation:
+    text: str
+    x_mm: float
+    y_mm: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "x_mm": round(float(self.x_mm), 2), "y_mm": round(float(self.y_mm), 2)}
+
+
+@dataclass
+class SavedItem:
+    """One item of the exam strip: what was on the screen when it was saved (never pixels in the dump)."""
+
+    uid: int
+    kind: str  # "image" | "clip"
+    t: float
+    record: dict[str, Any]
+    pixels: np.ndarray | None = field(default=None, repr=False)  # the saved image, for the strip's thumbnail
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"uid": self.uid, "kind": self.kind, "t": round(float(self.t), 3), **self.record}
+
+
+class USModel(ConsoleModelBase):
+    """The ultrasound console's logic. Methods raise ConsoleActionError (with the reason shown) when refused."""
+
+    modality = "us"
+
+    def __init__(self, subject: Any, task_id: str, seed: int, initial_state: Mapping[str, Any] | None = None,
+                 perturbations: Mapping[str, Any] | None = None, out_shape: tuple[int, int] = U.DEFAULT_OUT_SHAPE
+                 ) -> None:
+        super().__init__(task_id, subject.id, seed)
+        self.subject = subject
+        self.out_shape = (int(out_shape[0]), int(out_shape[1]))
+        st = dict(initial_state or {})
+        self.declare(PARAMETERS)
+        z = subject.world_z()
+        self.z_limits = (float(z[0]) + Z_MARGIN_MM, float(z[-1]) - Z_MARGIN_MM)
+        # controls: preset first, then explicit values of the card
+        self.preset = str(st.get("preset", DEFAULT_PRESET))
+        self._require(self.preset in P.PRESETS, f"unknown preset {self.preset!r}")
+        self.controls: dict[str, Any] = {}
+        self._load_preset(self.preset)
+        pose = dict(DEFAULT_POSE.to_dict(), **(st.get("pose") or {}))
+        self.coupling = Coupling()
+        # the order of these draws is part of every episode's identity: append, never reorder
+        draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
+        pose["z_mm"] += draws.offset_mm("probe_z")
+        pose["azimuth_deg"] += draws.uniform("probe_azimuth_deg", (0.0, 0.0))
+        pose["rotation_deg"] += draws.uniform("probe_rotation_deg", (0.0, 0.0))
+        pose["tilt_deg"] += draws.uniform("probe_tilt_deg", (0.0, 0.0))
+        pose["rock_deg"] += draws.uniform("probe_rock_deg", (0.0, 0.0))
+        for name, value in (st.get("controls") or {}).items():
+            self._apply(name, value)
+        for name in ("gain", "depth_cm", "focus_cm", "dynamic_range_db"):
+            v = draws.uniform_if_present(name)
+            if v is not None:
+                self._apply(name, v)
+        self.dark_cause = str(draws.choice("dark_cause", ("none",)))
+        self._require(self.dark_cause in DARK_CAUSES, f"unknown dark cause {self.dark_cause!r}")
+        self.contact_fault = "none"
+        if self.dark_cause == "contact":
+            self.contact_fault = str(draws.choice("contact_fault", CONTACT_FAULTS))
+            self._require(self.contact_fault in CONTACT_FAULTS, f"unknown contact fault {self.contact_fault!r}")
+            if self.contact_fault == "lifted":
+                pose["pressure"] = draws.uniform("lifted_pressure", (0.0, 0.08))
+            else:
+                self.coupling = Coupling(self.contact_fault, draws.uniform("dry_fraction", (0.3, 0.5)))
+        elif self.dark_cause == "gain":
+            self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
+        self.draws = draws  # tasks' own draws follow these (unused_keys reports typos)
+        self.pose = U.ProbePose(**pose)
+        self.pose = self._bounded_pose(self.pose)
+        self.frozen = False
+        self.frozen_t: float | None = None
+        self._frozen_beam: U.BeamData | None = None
+        self._frozen_record: dict[str, Any] | None = None
+        self.calipers: list[Caliper] = []
+        self.caliper_pending: tuple[float, float] | None = None
+        self.annotations: list[Annotation] = []
+        self.saved: list[SavedItem] = []
+        self._geometry: U.ProbeGeometry | None = None
+        self._geometry_key: tuple | None = None
+        self._beam_key: tuple | None = None
+        self._beam: U.BeamData | None = None
+        self._frame_key: tuple | None = None
+        self._frame: U.USFrame | None = None
+        self.frames_formed = 0
+        if st.get("frozen"):
+            self.freeze()
+        self.message = "Ready: place the probe and scan."
+
+    # ---- controls -----------------------------------------------------------------------------------------
+    def _load_preset(self, name: str) -> None:
+        p = P.PRESETS[name]
+        self.controls = {"frequency_mhz": p.frequency_mhz, "depth_mm": p.depth_mm, "focus_mm": p.focus_mm,
+                         "gain": p.gain, "tgc_db": list(p.tgc_db), "dynamic_range_db": p.dynamic_range_db,
+                         "grey_map": p.grey_map}
+
+    def value(self, name: str) -> float:
+        """The shown value of a declared parameter."""
+        c = self.controls
+        if name in _POSE_FIELD:
+            return float(getattr(self.pose, _POSE_FIELD[name]))
+        if name == "pressure_pct":
+            return float(self.pose.pressure * 100.0)
+        if name == "depth_cm":
+            return c["depth_mm"] / 10.0
+        if name == "focus_cm":
+            return c["focus_mm"] / 10.0
+        if name.startswith("tgc_"):
+            return float(c["tgc_db"][int(name[4:]) - 1])
+        return float(c[name])
+
+    def _bounded_pose(self, pose: U.ProbePose) -> U.ProbePose:
+        lo, hi = self.z_limits
+        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm))), 1),
+                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg),
+                           rotation_deg=PARAM["probe_rotation_deg"].clamp(float(pose.rotation_deg) % 360.0) % 360.0,
+                           tilt_deg=PARAM["probe_tilt_deg"].clamp(pose.tilt_deg),
+                           rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
+                           pressure=round(PARAM["pressure_pct"].clamp(pose.pressure * 100.0) / 100.0, 2))
+
+    def _apply(self, name: str, value: Any) -> Any:
+        """Clamp and store one control or pose value (no rule check: initial state and set_param share it)."""
+        if name in CHOICES:
+            options = CHOICES[name][0]
+            self._require(value in options, f"{name} must be one of {', '.join(options)}.")
+            if name == "preset":
+                self.preset = str(value)
+                self._load_preset(self.preset)
+            else:
+                self.controls[name] = str(value)
+            return value
+        self._require(name in PARAM, f"unknown parameter {name}")
+        self._require(value is not None and math.isfinite(float(value)), "Enter a number.")
+        x = float(value)
+        if name == "probe_rotation_deg":
+            x = x % 360.0  # the dial turns round
+        v = PARAM[name].clamp(x)
+        if name in _POSE_FIELD or name == "pressure_pct":
+            kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v}
+            self.pose = self._bounded_pose(replace(self.pose, **kw))
+            return self.value(name)
+        c = self.controls
+        if name == "frequency_mhz":
+            v = min(P.FREQUENCIES_MHZ, key=lambda f: (abs(f - x), f))
+            c["frequency_mhz"] = v
+        elif name == "depth_cm":
+            c["depth_mm"] = round(v * 10.0, 1)
+            c["focus_mm"] = min(c["focus_mm"], c["depth_mm"])  # the focus marker stays inside the image
+        elif name == "focus_cm":
+            c["focus_mm"] = round(min(v * 10.0, c["depth_mm"]), 1)
+        elif name.startswith("tgc_"):
+            c["tgc_db"][int(name[4:]) - 1] = v
+        else:
+            c[name] = v
+        return self.value(name)
+
+    def kind_of(self, name: str) -> str:
+        return CHOICES[name][2] if name in CHOICES else PARAM_KIND[name]
+
+    def set_param(self, name: str, value: Any) -> Any:
+        """Set a control, a pose value or a choice (clamped); returns the value now shown."""
+        rule = CHOICES[name][1] if name in CHOICES else self.parameter(name).enabled_when
+        self._require_rule(rule)
+        v = self._apply(name, value)
+        kind = self.kind_of(name)
+        self._log("param_changed", name=name, value=v, kind=kind)
+        self.message = ""
+        self._changed(kind)
+        return v
+
+    def set_preset(self, name: str) -> None:
+        """Load a preset's controls (refused while frozen)."""
+        self.set_param("preset", name)
+        self.message = f"Preset {name}."
+
+    def set_pose(self, **fields: float) -> U.ProbePose:
+        """Move the probe: any of z_mm, azimuth_deg, rotation_deg, tilt_deg, rock_deg, pressure (one event)."""
+        self._require_rule(LIVE)
+        unknown = set(fields) - set(U.ProbePose.__dataclass_fields__)
+        self._require(not unknown, f"unknown pose fields {sorted(unknown)}")
+        for k, v in fields.items():
+            self._require(v is not None and math.isfinite(float(v)), "Enter a number.")
+        self.pose = self._bounded_pose(replace(self.pose, **{k: float(v) for k, v in fields.items()}))
+        self._log("probe_moved", **self.pose.to_dict())
+        self._changed(KIND_POSE)
+        return self.pose
+
+    def move_probe(self, dz_mm: float = 0.0, dazimuth_deg: float = 0.0) -> U.ProbePose:
+        """Drag the footprint over the body (relative)."""
+        return self.set_pose(z_mm=self.pose.z_mm + dz_mm, azimuth_deg=self.pose.azimuth_deg + dazimuth_deg)
+
+    def apply_gel(self) -> None:
+        """Re-apply coupling gel: restores the film under the whole array."""
+        self._require_rule(LIVE)
+        was = self.coupling.fault
+        self.coupling = Coupling()
+        self._log("gel_applied", fault_before=was)
+        self.message = "Gel applied."
+        self._changed(KIND_POSE)
+
+    # ---- image formation ----------------------------------------------------------------------------------
+    def acquisition(self) -> U.Acquisition:
+        c = self.controls
+        return U.Acquisition(frequency_mhz=float(c["frequency_mhz"]), depth_mm=float(c["depth_mm"]),
+                             focus_mm=float(c["focus_mm"]), gain=float(c["gain"]), tgc_db=tuple(c["tgc_db"]),
+                             indentation_mm=self.pose.indentation_mm)
+
+    def display_settings(self) -> U.Display:
+        c = self.controls
+        return U.Display(float(c["dynamic_range_db"]), str(c["grey_map"]), self.out_shape)
+
+    def geometry(self) -> U.ProbeGeometry:
+        """The live image plane (cached per pose)."""
+        key = tuple(self.pose.to_dict().values())
+        if self._geometry is None or self._geometry_key != key:
+            self._geometry = U.ProbeGeometry.from_pose(self.subject, self.pose)
+            self._geometry_key = key
+        return self._geometry
+
+    def line_contact(self) -> np.ndarray:
+        return self.coupling.line_factors(U.CURVILINEAR.n_lines)
+
+    def _live_beam(self) -> U.BeamData:
+        acq = self.acquisition()
+        key = (tuple(self.pose.to_dict().values()), acq, self.coupling.fault, round(self.coupling.fraction, 6))
+        if self._beam is None or self._beam_key != key:
+            self._beam = U.acquire_beam(self.subject, self.geometry(), acq, self.line_contact())
+            self._beam_key = key
+            self.frames_formed += 1
+        return self._beam
+
+    def beam(self) -> U.BeamData:
+        """The acquisition shown: the frozen one, or the live one (formed when something changed)."""
+        if self.frozen:
+            assert self._frozen_beam is not None
+            return self._frozen_beam
+        return self._live_beam()
+
+    def frame(self) -> U.USFrame:
+        """The image on the screen now (re-formed only when the pose, a control or the coupling changed)."""
+        beam, disp = self.beam(), self.display_settings()
+        key = (id(beam), disp)
+        if self._frame is None or self._frame_key != key or self._frame.beam is not beam:
+            self._frame = U.display_frame(beam, disp)
+            self._frame_key = key
+        return self._frame
+
+    def frame_rate_hz(self) -> float:
+        return round(P.frame_rate_hz(self.controls["depth_mm"]), 1)
+
+    # ---- freeze -------------------------------------------------------------------------------------------
+    def _record(self, beam: U.BeamData) -> dict[str, Any]:
+        """Pose, plane, controls and contact of an acquisition (for frozen images and saved items)."""
+        a = beam.acquisition
+        return {"pose": self._pose_dict(self.pose),  # pose edits are refused while frozen: it is the frozen one
+                "plane": beam.geometry.to_dict(),
+                "acquisition": {"frequency_mhz": a.frequency_mhz, "depth_mm": a.depth_mm, "focus_mm": a.focus_mm,
+                                "gain": a.gain, "tgc_db": list(a.tgc_db), "preset": self.preset},
+                "contact": self._contact_dict(beam)}
+
+    def freeze(self) -> None:
+        """Freeze the current image; pressing it again (`unfreeze`) scans live and clears the calipers."""
+        if self.frozen:
+            self.unfreeze()
+            return
+        beam = self._live_beam()
+        self.frozen, self.frozen_t, self._frozen_beam = True, self.t, beam
+        self._frozen_record = self._record(beam)
+        self._log("frozen")
+        self.message = "Frozen."
+        self._changed("freeze")
+
+    def unfreeze(self) -> None:
+        self._require_rule(FROZEN)
+        self.frozen, self.frozen_t, self._frozen_beam, self._frozen_record = False, None, None, None
+        self.calipers.clear()
+        self.caliper_pending = None
+        self._log("unfrozen")
+        self.message = "Live."
+        self._changed("freeze")
+
+    # ---- calipers -----------------------------------------------------------------------------------------
+    def _inside_image(self, x_mm: float, y_mm: float) -> bool:
+        fr = self.frame()
+        r, c = fr.mm_to_pixel(x_mm, y_mm)
+        ri, ci = int(round(float(r))), int(round(float(c)))
+        return 0 <= ri < fr.sector.shape[0] and 0 <= ci < fr.sector.shape[1] and bool(fr.sector[ri, ci])
+
+    def caliper_point(self, x_mm: float, y_mm: float) -> Caliper | None:
+        """Click-click calipers on a frozen image: the first click starts a caliper, the second ends it."""
+        self._require_rule(FROZEN)
+        self._require(math.isfinite(float(x_mm)) and math.isfinite(float(y_mm)), "Enter a number.")
+        self._require(self._inside_image(x_mm, y_mm), "Place calipers inside the image.")
+        p = (round(float(x_mm), 2), round(float(y_mm), 2))
+        if self.caliper_pending is None:
+            self._require(len(self.calipers) < MAX_CALIPERS, f"At most {MAX_CALIPERS} calipers: clear one first.")
+            self.caliper_pending = p
+            self._log("caliper_started", p1_mm=list(p))
+            self._changed("calipers")
+            return None
+        cal = self._make_caliper(self.caliper_pending, p)
+        self.calipers.append(cal)
+        self.caliper_pending = None
+        self._log("caliper_placed", index=len(self.calipers), length_mm=round(cal.length_mm, 2))
+        self.message = f"Distance {cal.length_mm / 10.0:.2f} cm"
+        self._changed("calipers")
+        return cal
+
+    def _make_caliper(self, p1: tuple[float, float], p2: tuple[float, float]) -> Caliper:
+        g = self.beam().geometry
+        e = g.image_to_subject(np.array([p1[0], p2[0]]), np.array([p1[1], p2[1]]))
+        return Caliper(p1, p2, (tuple(map(float, e[0])), tuple(map(float, e[1]))))
+
+    def move_caliper_end(self, index: int, end: int, x_mm: float, y_mm: float) -> Caliper:
+        """Drag one end (1 or 2) of caliper `index` (1-based)."""
+        self._require_rule(FROZEN)
+        self._require(1 <= int(index) <= len(self.calipers), f"There is no caliper {index}.")
+        self._require(int(end) in (1, 2), "A caliper has ends 1 and 2.")
+        self._require(self._inside_image(x_mm, y_mm), "Place calipers inside the image.")
+        old = self.calipers[int(index) - 1]
+        p = (round(float(x_mm), 2), round(float(y_mm), 2))
+        cal = self._make_caliper(p, old.p2) if int(end) == 1 else self._make_caliper(old.p1, p)
+        self.calipers[int(index) - 1] = cal
+        self._log("caliper_moved", index=int(index), length_mm=round(cal.length_mm, 2))
+        self._changed("calipers")
+        return cal
+
+    def clear_calipers(self) -> None:
+        self.calipers.clear()
+        self.caliper_pending = None
+        self._log("calipers_cleared")
+        self._changed("calipers")
+
+    # ---- annotation ---------------------------------------------------------------------------------------
+    def add_annotation(self, text: str, x_mm: float | None = None, y_mm: float | None = None) -> Annotation:
+        """Place text on the image (default: near the top left of the sector)."""
+        text = str(text).strip()
+        self._require(text != "", "Type the annotation first.")
+        self._require(len(text) <= MAX_ANNOTATION_CHARS, f"At most {MAX_ANNOTATION_CHARS} characters.")
+        bad = sorted(set(text) - ANNOTATION_CHARS)
+        self._require(not bad, f"These characters cannot be typed here: {''.join(bad)}")
+        self._require(len(self.annotations) < MAX_ANNOTATIONS, f"At most {MAX_ANNOTATIONS} annotations.")
+        if x_mm is None or y_mm is None:
+            width, _, _ = U.sector_extent_mm(self.beam().acquisition.depth_mm)
+            x_mm, y_mm = -0.35 * width, 0.1 * self.beam().acquisition.depth_mm
+        a = Annotation(text, float(x_mm), float(y_mm))
+        self.annotations.append(a)
+        self._log("annotation_added", text=text)
+        self._changed("annotations")
+        return a
+
+    def clear_annotations(self) -> None:
+        self.annotations.clear()
+        self._log("annotations_cleared")
+        self._changed("annotations")
+
+    # ---- exam strip ---------------------------------------------------------------------------------------
+    def _save(self, kind: str, extra: dict[str, Any]) -> SavedItem:
+        self._require(len(self.saved) < MAX_SAVED, f"The exam holds at most {MAX_SAVED} items.")
+        beam = self.beam()
+        fr = self.frame()
+        rec = self._frozen_record if self.frozen and self._frozen_record else self._record(beam)
+        record = {**rec, "frozen": self.frozen, "display": self._display_dict(),
+                  "calipers": [c.to_dict() for c in self.calipers],
+                  "annotations": [a.to_dict() for a in self.annotations], **extra}
+        item = SavedItem(len(self.saved) + 1, kind, self.t, record, fr.pixels.copy())
+        self.saved.append(item)
+        self._log("saved", kind=kind, uid=item.uid)
+        self.message = f"{kind.capitalize()} {item.uid} saved."
+        self._changed("saved")
+        return item
+
+    def save_image(self) -> SavedItem:
+        """Store the image on the screen (with its calipers and annotations) in the exam strip."""
+        return self._save("image", {})
+
+    def save_clip(self, seconds: float = DEFAULT_CLIP_S) -> SavedItem:
+        """Store the last `seconds` of live scanning (a retrospective cine clip) in the exam strip."""
+        self._require_rule(LIVE)
+        s = min(CLIP_SECONDS[1], max(CLIP_SECONDS[0], float(seconds)))
+        return self._save("clip", {"duration_s": round(s, 2), "n_frames": int(round(s * self.frame_rate_hz()))})
+
+    def delete_saved(self, uid: int) -> None:
+        before = len(self.saved)
+        self.saved = [s for s in self.saved if s.uid != int(uid)]
+        self._require(len(self.saved) < before, f"There is no saved item {uid}.")
+        self._log("saved_deleted", uid=int(uid))
+        self._changed("saved")
+
+    # ---- dump ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def _pose_dict(pose: U.ProbePose) -> dict[str, float]:
+        return {k: round(v, 3) + 0.0 for k, v in pose.to_dict().items()}
+
+    def _display_dict(self) -> dict[str, Any]:
+        c = self.controls
+        return {"dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"]}
+
+    def _contact_dict(self, beam: U.BeamData) -> dict[str, Any]:
+        lc = beam.line_contact
+        return {"pressure": round(self.pose.pressure, 3), "indentation_mm": round(beam.acquisition.indentation_mm, 2),
+                "coupling": self.coupling.to_dict(), "line_contact_mean": round(float(lc.mean()), 4),
+                "fraction_in_contact": round(float((lc > 0.5).mean()), 4)}
+
+    def image_dict(self) -> dict[str, Any]:
+        """Where the image sits on the screen's image area (no pixels)."""
+        fr = self.frame()
+        return {"shape": list(fr.pixels.shape), "pixel_mm": round(fr.pixel_mm, 6), "x0_mm": round(fr.x0_mm, 4),
+                "y_top_mm": round(fr.y_top_mm, 4), "frame_rate_hz": self.frame_rate_hz()}
+
+    def state(self) -> dict[str, Any]:
+        """Everything an oracle needs (JSON-serialisable; no pixels)."""
+        beam = self.beam()
+        c = self.controls
+        return {
+            "modality": "us", "task": self.task_id, "subject": self.subject.id, "seed": self.seed,
+            "t": round(float(self.t), 3),
+            "probe": {"name": U.CURVILINEAR.name, "radius_mm": U.CURVILINEAR.radius_mm,
+                      "fov_deg": U.CURVILINEAR.fov_deg, "n_lines": U.CURVILINEAR.n_lines},
+            "pose": self._pose_dict(self.pose),
+            "plane": self.geometry().to_dict(),  # the image plane in the subject frame (frozen: unchanged)
+            "controls": {"preset": self.preset, "frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],
+                         "focus_mm": c["focus_mm"], "gain": c["gain"], "tgc_db": list(c["tgc_db"]),
+                         "dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"]},
+            "frozen": self.frozen, "frozen_t": None if self.frozen_t is None else round(float(self.frozen_t), 3),
+            "frozen_image": self._frozen_record if self.frozen else None,
+            "image": self.image_dict(),
+            "calipers": [cal.to_dict() for cal in self.calipers],
+            "caliper_pending": None if self.caliper_pending is None else list(self.caliper_pending),
+            "annotations": [a.to_dict() for a in self.annotations],
+            "saved": [s.to_dict() for s in self.saved],
+            "contact": {**self._contact_dict(beam), "dark_cause": self.dark_cause, "fault": self.contact_fault},
+            "events": list(self.events),
+            "message": self.message,
+        }

@@ -1,0 +1,232 @@
+"""USModel without Qt: controls clamp, presets, freeze keeps the frame, calipers, annotations, exam strip, contact
+faults vs gain, seeded draws and the JSON state dump."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from consoles.us.contact import Coupling
+from consoles.us.model import CHOICES, PARAM, ConsoleActionError, USModel
+from rendering import us_image as U
+from rendering import us_physics as P
+from rendering.subjects import load_runtime
+
+# Small images keep the fast lane fast: what is tested is bookkeeping, not image quality.
+SHAPE = (128, 128)
+KIDNEY_POSE = {"z_mm": -295.0, "azimuth_deg": -85.0, "rotation_deg": 5.0, "tilt_deg": -15.0}
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return load_runtime("dev")
+
+
+def _model(rt, seed=0, perturbations=None, task="us_test", **state) -> USModel:
+    state.setdefault("pose", KIDNEY_POSE)
+    return USModel(rt, task, seed, state, perturbations, out_shape=SHAPE)
+
+
+# ---- controls -----------------------------------------------------------------------------------------
+def test_controls_clamp_and_snap(rt):
+    m = _model(rt)
+    assert m.set_param("gain", 250) == 100.0
+    assert m.set_param("gain", -4) == 0.0
+    assert m.set_param("frequency_mhz", 3.3) == 3.5  # snapped to the probe's frequencies
+    assert m.set_param("frequency_mhz", 9.0) == 5.0
+    assert m.set_param("depth_cm", 99) == P.DEPTH_RANGE_MM[1] / 10
+    assert m.set_param("focus_cm", 30) == 24.0
+    assert m.set_param("depth_cm", 8) == 8.0
+    assert m.value("focus_cm") == 8.0  # the focus follows the depth into the image
+    assert m.set_param("tgc_3", -50) == P.TGC_RANGE_DB[0]
+    assert m.controls["tgc_db"][2] == P.TGC_RANGE_DB[0] and m.controls["tgc_db"][3] == 0.0
+    assert m.set_param("dynamic_range_db", 10) == P.DYNAMIC_RANGE_DB[0]
+    assert m.set_param("probe_rotation_deg", 370) == 10.0  # the dial turns round
+    assert m.set_param("probe_rotation_deg", -30) == 330.0
+    assert m.set_param("probe_tilt_deg", 80) == 45.0
+    assert m.set_param("pressure_pct", 150) == 100.0 and m.pose.pressure == 1.0
+    with pytest.raises(ConsoleActionError):
+        m.set_param("gain", float("nan"))
+    with pytest.raises(ConsoleActionError):
+        m.set_param("grey_map", "Z")
+    with pytest.raises(ConsoleActionError):
+        m.set_param("no_such", 1)
+    assert all(p.widget_name.endswith("_field") for p in PARAM.values())
+
+
+def test_probe_height_stays_on_the_subject(rt):
+    m = _model(rt)
+    m.set_pose(z_mm=5000.0)
+    assert m.pose.z_mm == m.z_limits[1]
+    m.move_probe(dz_mm=-1e5)
+    assert m.pose.z_mm == m.z_limits[0]
+    with pytest.raises(ConsoleActionError):
+        m.set_pose(roll_deg=3.0)
+
+
+def test_preset_loads_its_controls_and_is_logged_as_acquisition(rt):
+    m = _model(rt)
+    m.set_param("gain", 80)
+    m.set_preset("Renal")
+    r = P.PRESETS["Renal"]
+    assert m.preset == "Renal" and m.controls["gain"] == r.gain and m.controls["depth_mm"] == r.depth_mm
+    assert m.events[-1] == {"t": 0.0, "event": "param_changed", "name": "preset", "value": "Renal",
+                            "kind": "acquisition"}
+    m.set_param("grey_map", "C")
+    assert m.events[-1]["kind"] == "display"
+    assert set(CHOICES["preset"][0]) == {"Abdomen", "Renal", "Bladder"}
+
+
+# ---- frames and freeze ----------------------------------------------------------------------------------
+def test_frame_is_formed_only_when_something_changes(rt):
+    m = _model(rt)
+    f1 = m.frame()
+    assert m.frame() is f1 and m.frames_formed == 1
+    m.set_param("dynamic_range_db", 80)  # display only: no new acquisition
+    f2 = m.frame()
+    assert f2 is not f1 and f2.beam is f1.beam and m.frames_formed == 1
+    m.set_param("gain", 70)
+    assert m.frame().beam is not f1.beam and m.frames_formed == 2
+    assert m.frame().pixels.shape == SHAPE
+
+
+def test_freeze_keeps_the_frame(rt):
+    m = _model(rt)
+    before = m.frame().pixels.copy()
+    m.freeze()
+    for name, value in (("gain", 90), ("depth_cm", 20), ("probe_rotation_deg", 90), ("preset", "Bladder")):
+        with pytest.raises(ConsoleActionError, match="frozen"):
+            m.set_param(name, value)
+    with pytest.raises(ConsoleActionError):
+        m.set_pose(z_mm=-250.0)
+    with pytest.raises(ConsoleActionError):
+        m.save_clip()
+    assert np.array_equal(m.frame().pixels, before)
+    m.set_param("grey_map", "D")  # post-processing still works on the frozen acquisition
+    assert not np.array_equal(m.frame().pixels, before) and m.frame().beam is m.beam()
+    m.set_param("grey_map", "B")
+    assert np.array_equal(m.frame().pixels, before)
+    m.freeze()  # the same key unfreezes
+    assert not m.frozen
+    m.set_param("gain", 90)
+    assert not np.array_equal(m.frame().pixels, before)
+
+
+# ---- calipers and annotations --------------------------------------------------------------------------
+def test_caliper_length_and_subject_ends(rt):
+    m = _model(rt)
+    with pytest.raises(ConsoleActionError, match="Freeze"):
+        m.caliper_point(0.0, 40.0)
+    m.freeze()
+    assert m.caliper_point(-20.0, 40.0) is None and m.caliper_pending == (-20.0, 40.0)
+    cal = m.caliper_point(10.0, 80.0)
+    assert cal.length_mm == pytest.approx(50.0)  # a 30-40-50 triangle
+    a, b = (np.asarray(e) for e in cal.ends_subject)
+    assert np.linalg.norm(a - b) == pytest.approx(50.0, abs=1e-6)  # the image plane is in mm
+    g = m.geometry()
+    assert np.allclose(g.subject_to_image(a)[:2], (-20.0, 40.0), atol=1e-6)
+    with pytest.raises(ConsoleActionError, match="inside"):
+        m.caliper_point(0.0, -30.0)  # above the footprint: outside the sector
+    m.move_caliper_end(1, 2, 10.0, 40.0)
+    assert m.calipers[0].length_mm == pytest.approx(30.0)
+    m.freeze()  # unfreeze clears the calipers
+    assert m.calipers == [] and m.caliper_pending is None
+
+
+def test_annotation_allowlist(rt):
+    m = _model(rt)
+    a = m.add_annotation("RT KIDNEY long")
+    assert a.text == "RT KIDNEY long"
+    for bad in ("", "   ", "x" * 41, "rm -rf ~", "<b>", "a\tb"):
+        with pytest.raises(ConsoleActionError):
+            m.add_annotation(bad)
+    assert m.add_annotation(" LT  ").text == "LT"  # surrounding spaces are trimmed
+    m.annotations.pop()
+    assert len(m.annotations) == 1
+
+
+# ---- exam strip ----------------------------------------------------------------------------------------
+def test_save_records_pose_controls_calipers_and_annotations(rt):
+    m = _model(rt)
+    m.set_preset("Renal")
+    clip = m.save_clip(2.0)
+    assert clip.kind == "clip" and clip.record["n_frames"] == int(round(2.0 * m.frame_rate_hz()))
+    m.freeze()
+    m.caliper_point(-30.0, 50.0)
+    m.caliper_point(30.0, 50.0)
+    m.add_annotation("RT KIDNEY")
+    img = m.save_image()
+    d = img.to_dict()
+    assert d["kind"] == "image" and d["frozen"] is True and d["uid"] == 2
+    assert d["calipers"][0]["length_mm"] == pytest.approx(60.0)
+    assert d["annotations"][0]["text"] == "RT KIDNEY"
+    assert d["acquisition"]["preset"] == "Renal" and d["pose"]["z_mm"] == m.pose.z_mm
+    assert d["plane"] == m.geometry().to_dict()
+    assert img.pixels is not None and img.pixels.shape == SHAPE
+    # a later change does not rewrite what was saved
+    m.freeze()
+    m.set_param("gain", 10)
+    assert m.state()["saved"][1]["acquisition"]["gain"] == P.PRESETS["Renal"].gain
+    m.delete_saved(1)
+    assert [s.uid for s in m.saved] == [2]
+
+
+# ---- contact vs gain -------------------------------------------------------------------------------------
+def test_gel_fault_darkens_one_side_until_gel_is_applied(rt):
+    m = _model(rt, perturbations={"dark_cause": ["contact"], "contact_fault": ["no_gel_left"]})
+    assert m.dark_cause == "contact" and m.coupling.fault == "no_gel_left"
+    dark = m.beam().db.copy()
+    m.apply_gel()
+    good = m.beam().db
+    n = dark.shape[1]
+    assert (good[:, : n // 4] - dark[:, : n // 4]).mean() > 20.0  # the dry side comes back
+    assert np.abs(good[:, -n // 4:] - dark[:, -n // 4:]).max() < 1e-3  # the other side never changed
+    assert m.state()["contact"]["coupling"]["ok"]
+    assert Coupling("no_gel").line_factors(8).max() < 0.1
+
+
+def test_lifted_probe_is_fixed_by_pressure(rt):
+    m = _model(rt, perturbations={"dark_cause": ["contact"], "contact_fault": ["lifted"]})
+    assert m.pose.pressure < 0.1 and m.state()["contact"]["fraction_in_contact"] < 0.9
+    m.set_param("pressure_pct", 80)
+    assert m.state()["contact"]["fraction_in_contact"] == 1.0
+
+
+def test_low_gain_cause_sets_a_low_gain_and_good_contact(rt):
+    m = _model(rt, perturbations={"dark_cause": ["gain"], "low_gain": [10, 10]})
+    assert m.controls["gain"] == 10.0 and m.coupling.ok and m.state()["contact"]["fraction_in_contact"] == 1.0
+
+
+# ---- seeds and the dump ------------------------------------------------------------------------------------
+PERT = {"probe_z_mm": [-20, 20], "probe_rotation_deg": [-30, 30], "gain": [20, 80],
+        "dark_cause": ["contact", "gain"]}
+
+
+def test_seeded_draws_are_deterministic(rt):
+    a, b = _model(rt, 3, PERT), _model(rt, 3, PERT)
+    assert a.pose == b.pose and a.controls == b.controls and a.dark_cause == b.dark_cause
+    assert a.coupling == b.coupling
+    assert np.array_equal(a.frame().pixels, b.frame().pixels)
+    assert json.dumps(a.state()) == json.dumps(b.state())
+    others = [_model(rt, s, PERT) for s in range(4, 12)]
+    assert len({(o.pose.z_mm, o.pose.rotation_deg) for o in others}) == len(others)
+    assert {o.dark_cause for o in others} == {"contact", "gain"}  # both causes occur across seeds
+
+
+def test_state_dump_is_json_and_complete(rt):
+    m = _model(rt)
+    m.freeze()
+    m.caliper_point(0.0, 30.0)
+    m.caliper_point(0.0, 60.0)
+    m.add_annotation("LT")
+    m.save_image()
+    s = json.loads(json.dumps(m.state()))
+    for key in ("pose", "plane", "controls", "frozen", "calipers", "annotations", "saved", "contact", "image",
+                "events", "frozen_image"):
+        assert key in s
+    assert s["calipers"][0]["length_mm"] == pytest.approx(30.0)
+    plane = s["plane"]
+    assert abs(np.dot(plane["normal"], plane["beam_axis"])) < 1e-6
+    assert "pixels" not in json.dumps(s)
+    assert s["frozen_image"]["acquisition"]["depth_mm"] == m.controls["depth_mm"]
