@@ -48,7 +48,10 @@ SPECULAR_EXPONENT = 2.0  # cos^n(incidence) [V] (physics.md: cos^n(theta))
 AUTO_COMP_MAX_DB = 60.0  # the receiver's depth compensation saturates: 5 MHz loses the far field [G]
 NOISE_DB = -92.0  # receiver noise (dB re liver echo) before compensation: ~ -32 dB, dark grey, at full compensation
 DISPLAY_MID_DB = -16.0  # mid grey: liver seen through ~3 cm of wall (~ -20 dB mean log level) just below it at gain 50
-SCATTER_LATTICE_MM = 0.35  # scatterer lattice fixed to the subject (finer than any resolution cell)
+SCATTER_LATTICE_MM = 0.15  # scatterer lattice fixed to the subject: finer than the axial PSF (~0.19 mm at
+# 3.5 MHz), else consecutive samples share nodes and the lattice shows as hatching in the near field
+FASCIA_R = 0.008  # intensity reflection of an organ capsule / fascial plane between soft tissues [T]: outlines
+# organs whose impedances nearly match (liver 1.65 / kidney 1.62 gives R ~ 1e-4 alone)
 GEL_TOLERANCE_MM = 1.0  # an air gap this thin is filled by the gel film
 CONTACT_RAMP_MM = 1.5  # gap beyond indentation + tolerance over which a line loses its contact
 MAX_INDENTATION_MM = 20.0  # skin indentation at full probe pressure [G]
@@ -420,6 +423,11 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     # impedance steps: intensity reflection R between consecutive samples, transmission through them
     z_prev = np.vstack([np.full((1, n_lines), table.impedance[gel], np.float32), z[:-1]])
     refl = ((z - z_prev) / (z + z_prev)) ** 2
+    grp = np.take(table.organ_group, lab)
+    capsule = np.zeros_like(refl, dtype=bool)
+    capsule[1:] = (grp[1:] != grp[:-1]) & (z[1:] > 1.3) & (z[1:] < 2.1) & (z[:-1] > 1.3) & (z[:-1] < 2.1)
+    capsule &= lab != gel
+    refl = np.where(capsule, np.maximum(refl, np.float32(FASCIA_R)), refl)
     log_t = np.cumsum(np.log1p(-np.minimum(refl, 0.999999)), axis=0)
     t_before = np.exp(log_t - np.log1p(-np.minimum(refl, 0.999999)))  # one-way intensity up to the step
     # two-way amplitude: the intensity factor one way equals the amplitude factor there and back

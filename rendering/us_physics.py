@@ -60,7 +60,7 @@ _TISSUES: dict[str, tuple[float, float, float, float | None, float, float]] = {
     "gel":         (1.38, 0.05, 1540.0, _ANECHOIC_DB, 0.0, 0.0),    # [V] Z gel 1.38: couples probe and skin
     "skin":        (1.99, 1.0, 1600.0, 6.0, 0.8, 0.3),              # [V] Z, alpha; bright thin line [T]
     "fat_sc":      (1.38, 0.63, 1450.0, -7.0, 0.5, 0.6),            # [V] Z, alpha, c; hypoechoic with septa [T]
-    "fat_visc":    (1.38, 0.63, 1450.0, 4.0, 0.7, 0.5),             # perirenal/retroperitoneal fat: echogenic [T]
+    "fat_visc":    (1.38, 0.63, 1450.0, 7.0, 0.7, 0.5),             # perirenal/retroperitoneal fat: echogenic [T]
     "muscle":      (1.70, 1.09, 1580.0, -9.0, 0.6, 0.5),            # [G] Z, alpha (~vessel wall), c [V]
     "liver":       (1.65, 0.50, 1570.0, 0.0, 1.0, 0.25),            # [V] Z 1.65, alpha 0.50 ("other" line)
     "spleen":      (1.64, 0.40, 1565.0, 1.0, 1.0, 0.22),            # [V] alpha 0.40; slightly >= liver [G]
@@ -126,6 +126,7 @@ class AcousticTable:
     echo_amp: np.ndarray
     density: np.ndarray
     sigma: np.ndarray
+    organ_group: np.ndarray  # int16: labels of one organ share a group (no capsule between its parts)
 
     @property
     def n_labels(self) -> int:
@@ -159,9 +160,25 @@ def acoustic_table(label_names: Mapping[int, str] | None = None, n_labels: int |
         cols["echo_amp"][i] = 0.0 if t.echo_db is None else 10.0 ** (t.echo_db / 20.0)
         cols["density"][i] = t.density
         cols["sigma"][i] = t.sigma
+    # An organ's parts (kidney cortex, medulla, sinus; lung and its vessels) have no capsule between them.
+    group = np.arange(n, dtype=np.int16)
+    first: dict[str, int] = {}
+    for i in sorted(names):
+        stem = _organ_stem(names[i])
+        group[i] = first.setdefault(stem, i)
+    group.setflags(write=False)
     for a in cols.values():
         a.setflags(write=False)
-    return AcousticTable(label_names=names, **cols)
+    return AcousticTable(label_names=names, organ_group=group, **cols)
+
+
+def _organ_stem(name: str) -> str:
+    for prefix in ("kidney_left_", "kidney_right_"):
+        if name.startswith(prefix):
+            return prefix
+    if name.startswith("lung_"):
+        return "lung_" + name.rsplit("_", 1)[-1]
+    return name
 
 
 # ---- probe --------------------------------------------------------------------------------------------

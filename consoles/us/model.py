@@ -172,6 +172,7 @@ class USModel(ConsoleModelBase):
         pose["tilt_deg"] += draws.uniform("probe_tilt_deg", (0.0, 0.0))
         pose["rock_deg"] += draws.uniform("probe_rock_deg", (0.0, 0.0))
         for name, value in (st.get("controls") or {}).items():
+            self._require(name not in _POSE_FIELD and name != "pressure_pct", f"{name}: set the probe under 'pose'")
             self._apply(name, value)
         for name in ("gain", "depth_cm", "focus_cm", "dynamic_range_db"):
             v = draws.uniform_if_present(name)
@@ -190,8 +191,7 @@ class USModel(ConsoleModelBase):
         elif self.dark_cause == "gain":
             self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
         self.draws = draws  # tasks' own draws follow these (unused_keys reports typos)
-        self.pose = U.ProbePose(**pose)
-        self.pose = self._bounded_pose(self.pose)
+        self._place(U.ProbePose(**pose))
         self.frozen = False
         self.frozen_t: float | None = None
         self._frozen_beam: U.BeamData | None = None
@@ -242,6 +242,15 @@ class USModel(ConsoleModelBase):
                            rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
                            pressure=round(PARAM["pressure_pct"].clamp(pose.pressure * 100.0) / 100.0, 2))
 
+    def _place(self, pose: U.ProbePose) -> None:
+        """Move the probe to a bounded pose, refusing (and staying put) where there is no body surface."""
+        pose = self._bounded_pose(pose)
+        try:
+            U.ProbeGeometry.from_pose(self.subject, pose)
+        except ValueError:
+            self._require(False, "The probe must stay on the body.")
+        self.pose = pose
+
     def _apply(self, name: str, value: Any) -> Any:
         """Clamp and store one control or pose value (no rule check: initial state and set_param share it)."""
         if name in CHOICES:
@@ -261,7 +270,7 @@ class USModel(ConsoleModelBase):
         v = PARAM[name].clamp(x)
         if name in _POSE_FIELD or name == "pressure_pct":
             kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v}
-            self.pose = self._bounded_pose(replace(self.pose, **kw))
+            self._place(replace(self.pose, **kw))
             return self.value(name)
         c = self.controls
         if name == "frequency_mhz":
@@ -304,7 +313,7 @@ class USModel(ConsoleModelBase):
         self._require(not unknown, f"unknown pose fields {sorted(unknown)}")
         for k, v in fields.items():
             self._require(v is not None and math.isfinite(float(v)), "Enter a number.")
-        self.pose = self._bounded_pose(replace(self.pose, **{k: float(v) for k, v in fields.items()}))
+        self._place(replace(self.pose, **{k: float(v) for k, v in fields.items()}))
         self._log("probe_moved", **self.pose.to_dict())
         self._changed(KIND_POSE)
         return self.pose
