@@ -21,7 +21,7 @@ from tasks.card import TaskCard
 MAX_OPS = 100  # a plan needs at most about 15; more means the planner is stuck on a refused operation
 OP_SECONDS = NOMINAL_SECONDS["click"]  # simulated time one GUI step takes
 # operations whose arguments are MRModel method arguments as they stand
-DIRECT = ("open", "rename", "repeat", "skip", "delete", "move", "add_protocol", "go", "set_param",
+DIRECT = ("open", "rename", "repeat", "skip", "delete", "move", "add_protocol", "go", "stop", "set_param",
           "activate_viewport", "set_graphics_mode", "load_entry", "select_entry", "set_shim_box_visible")
 
 
