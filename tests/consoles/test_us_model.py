@@ -230,3 +230,44 @@ def test_state_dump_is_json_and_complete(rt):
     assert abs(np.dot(plane["normal"], plane["beam_axis"])) < 1e-6
     assert "pixels" not in json.dumps(s)
     assert s["frozen_image"]["acquisition"]["depth_mm"] == m.controls["depth_mm"]
+
+
+def test_random_actions_never_crash(rt):
+    """300 seeded random model actions (the view's drags and clicks end in these): only refusals, and a frame
+    and a JSON dump after every one."""
+    rng = np.random.default_rng(7)
+    m = _model(rt, 1, PERT)
+    names = list(PARAM) + list(CHOICES)
+    refused = 0
+    for _ in range(300):
+        a = int(rng.integers(9))
+        try:
+            if a == 0:
+                n = names[int(rng.integers(len(names)))]
+                if n in CHOICES:
+                    m.set_param(n, CHOICES[n][0][int(rng.integers(len(CHOICES[n][0])))])
+                else:
+                    p = PARAM[n]
+                    m.set_param(n, float(rng.uniform(p.lo - 0.2 * (p.hi - p.lo), p.hi + 0.2 * (p.hi - p.lo))))
+            elif a == 1:
+                m.move_probe(float(rng.normal(0, 30)), float(rng.normal(0, 20)))
+            elif a == 2:
+                m.set_pose(tilt_deg=float(rng.uniform(-60, 60)), rock_deg=float(rng.uniform(-40, 40)),
+                           pressure=float(rng.uniform(-0.2, 1.2)))
+            elif a == 3:
+                m.freeze()
+            elif a == 4:
+                m.caliper_point(float(rng.uniform(-120, 120)), float(rng.uniform(-20, 250)))
+            elif a == 5:
+                m.add_annotation("".join(rng.choice(list("ABCxyz 019<>~")) for _ in range(int(rng.integers(0, 12)))))
+            elif a == 6:
+                (m.save_image if rng.random() < 0.5 else m.save_clip)()
+            elif a == 7:
+                m.apply_gel()
+            else:
+                m.on_clock(m.t, m.t + float(rng.uniform(0, 2)))
+        except ConsoleActionError:
+            refused += 1
+        assert m.frame().pixels.shape == SHAPE
+    json.dumps(m.state())
+    assert 0 < refused < 300
