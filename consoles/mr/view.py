@@ -36,6 +36,7 @@ LEFT_W, RIGHT_W = 350, 320
 # MR signal is in units of fully relaxed water (about 0..1); viewports show it x1000 so window widths
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
+SERIES_CELL_W = 184  # three entries side by side in the series list
 
 
 def mss(seconds: float) -> str:
@@ -243,7 +244,7 @@ class MRConsoleView(ConsoleViewBase):
         s.setWrapping(True)
         s.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
         s.setIconSize(QtCore.QSize(THUMB_PX, THUMB_PX))
-        s.setGridSize(QtCore.QSize(196, THUMB_PX + 8))
+        s.setGridSize(QtCore.QSize(SERIES_CELL_W, THUMB_PX + 8))
         s.setFixedHeight(2 * (THUMB_PX + 8) + 6)
         s.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         # the model's selection is drawn (a press must not select before the model knows)
@@ -265,6 +266,10 @@ class MRConsoleView(ConsoleViewBase):
         g, gl = group("Parameters", "card_group")
         self.card_title = self._name("card_title", QtWidgets.QLabel())
         self.card_title.setWordWrap(True)
+        # two lines whatever it says: an empty word-wrapped label is laid out 1 px shorter after it
+        # once held text, which moved the tabs of a console reset in place
+        self.card_title.setFixedHeight(34)
+        self.card_title.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         gl.addWidget(self.card_title)
         tabs = QtWidgets.QHBoxLayout()
         tabs.setSpacing(3)
@@ -550,7 +555,7 @@ class MRConsoleView(ConsoleViewBase):
         for tb in self.tab_btns:
             tb.setEnabled(row is not None)
         if row is None:
-            self.card_title.setText("<b>No row open</b>")
+            self.card_title.setText("")
             self.scan_time.setText("")
             self.conflict.setText("")
         else:
@@ -592,7 +597,7 @@ class MRConsoleView(ConsoleViewBase):
                 it = QtWidgets.QListWidgetItem(self._entry_text(e))
                 it.setData(ROLE, str(e.key))
                 it.setIcon(QtGui.QIcon(self._thumbnail(e)))
-                it.setSizeHint(QtCore.QSize(192, THUMB_PX + 4))
+                it.setSizeHint(QtCore.QSize(SERIES_CELL_W - 4, THUMB_PX + 4))
                 s.addItem(it)
         else:
             for i, e in enumerate(entries):

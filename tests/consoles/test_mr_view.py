@@ -110,6 +110,11 @@ def _script(d: Driver) -> None:
     d.facts["after_go"] = [r["status"] for r in st["queue"]]
     d.facts["series_items"] = sorted(k for k in d.geo() if k.startswith("series_item:"))
     d.shot("after_localizer")
+    x, y = d.centre("viewport1")
+    d.act(Action("scroll", x=x, y=y, clicks=1))  # one image on: the localizer's coronal image
+    d.facts["viewport1_after_scroll"] = d.con.state()["layout"]["viewports"][0]["image"]
+    d.click("series_item:1.3")
+    d.facts["selected_entry"] = d.con.state()["selected_entry"]
     d.double_click("queue_row:3")
     d.facts["open_after_double_click"] = d.con.state()["open_row"]
     d.shot("row3_open")
@@ -180,6 +185,8 @@ def runs(display, card_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name, png in first.shots.items():
         (SHOTS / f"test_{name}.png").write_bytes(png)
+        if reset.shots.get(name) != png:  # to look at what a reset left behind
+            (SHOTS / f"test_reset_{name}.png").write_bytes(reset.shots.get(name, b""))
     return first, second, reset
 
 
@@ -195,6 +202,7 @@ def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
     f = runs[0].facts
     assert f["after_go"] == ["done", "pending", "pending", "pending"]
     assert f["series_items"] == ["series_item:1.1", "series_item:1.2", "series_item:1.3"]
+    assert f["viewport1_after_scroll"] == 2 and f["selected_entry"] == "1.3"
     assert f["open_after_double_click"] == 3
     assert f["after_repeat"] == [(1, None), (2, None), (5, 2), (3, None), (4, None)]
     assert f["renamed"] == ["4ch cine"]
