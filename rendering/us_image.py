@@ -33,7 +33,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -122,6 +122,11 @@ class ProbePose:
     @property
     def indentation_mm(self) -> float:
         return float(np.clip(self.pressure, 0.0, 1.0)) * MAX_INDENTATION_MM
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ProbePose":
+        """Inverse of to_dict (missing fields keep their defaults)."""
+        return cls(**{k: float(d[k]) for k in cls.__dataclass_fields__ if k in d})
 
     def to_dict(self) -> dict[str, float]:
         return {"z_mm": float(self.z_mm), "azimuth_deg": float(self.azimuth_deg),
@@ -501,6 +506,32 @@ def _specular(log_z: np.ndarray, refl: np.ndarray, depths: np.ndarray, radii: np
     return np.where(steps, np.sqrt(refl) * cos2 ** (SPECULAR_EXPONENT / 2.0), 0.0).astype(np.float32)
 
 
+# ---- coupling (gel) ---------------------------------------------------------------------------------------
+# The gel film under the array (the console's contact faults): missing under one end of the array (a dark
+# wedge on that side) or under all of it (a dim sector whose receiver noise still shows at depth).
+GEL_FAULTS = ("none", "no_gel_left", "no_gel_right", "no_gel")
+DRY_LINE_FACTOR = 0.0  # an air film reflects everything (Z 0.0004 MRayl vs skin 1.99, physics.md)
+DRY_ALL_FACTOR = 0.06  # a dry probe still couples through a few wet spots: a dim sector, not a black one
+DRY_EDGE_LINES = 6  # a dry patch's edge is soft over a few lines (a film thinning out)
+
+
+def coupling_line_factors(fault: str, fraction: float, n_lines: int) -> np.ndarray:
+    """Transmitted amplitude factor per scan line (screen left to right) for a gel fault; `fraction` of the
+    lines are dry for the one-sided faults, counted from that edge of the screen."""
+    if fault not in GEL_FAULTS:
+        raise ValueError(f"unknown coupling fault {fault!r}; expected one of {GEL_FAULTS}")
+    f = np.ones(n_lines)
+    if fault == "no_gel":
+        f[:] = DRY_ALL_FACTOR
+    elif fault in ("no_gel_left", "no_gel_right"):
+        k = int(round(float(np.clip(fraction, 0.0, 1.0)) * n_lines))
+        ramp = np.clip((np.arange(n_lines) - k) / DRY_EDGE_LINES + 0.5, 0.0, 1.0)
+        f = DRY_LINE_FACTOR + (1.0 - DRY_LINE_FACTOR) * ramp
+        if fault == "no_gel_right":
+            f = f[::-1].copy()
+    return f
+
+
 # ---- display ---------------------------------------------------------------------------------------------
 def sector_extent_mm(depth_mm: float, probe: Probe = CURVILINEAR) -> tuple[float, float, float]:
     """(width, y_top, y_bottom) of the sector in image mm (y down from the footprint)."""
@@ -578,6 +609,24 @@ def form_frame(subject: Any, pose: ProbePose | ProbeGeometry, acq: Acquisition =
     return display_frame(acquire_beam(subject, geometry, acq, line_contact), display, with_labels)
 
 
+def frame_from_record(subject: Any, record: Mapping[str, Any], shape: Sequence[int] = DEFAULT_OUT_SHAPE,
+                      with_labels: bool = False) -> USFrame:
+    """Re-form the image a console showed from its dump (or a saved item's record): "pose", the acquisition
+    under "acquisition" or "controls", the display under "display" or "controls", the gel film under
+    "contact" -> "coupling". Oracles use it to measure what the agent saw (echo levels, organ depth)."""
+    pose = ProbePose.from_dict(record["pose"])
+    acq_src = record.get("acquisition") or record["controls"]
+    disp_src = record.get("display") or record["controls"]
+    acq = Acquisition(frequency_mhz=float(acq_src["frequency_mhz"]), depth_mm=float(acq_src["depth_mm"]),
+                      focus_mm=float(acq_src["focus_mm"]), gain=float(acq_src["gain"]),
+                      tgc_db=tuple(float(v) for v in acq_src["tgc_db"]), indentation_mm=pose.indentation_mm)
+    disp = Display(float(disp_src["dynamic_range_db"]), str(disp_src["grey_map"]), (int(shape[0]), int(shape[1])))
+    coupling = (record.get("contact") or {}).get("coupling") or {"fault": "none", "fraction": 0.0}
+    contact = coupling_line_factors(str(coupling["fault"]), float(coupling["fraction"]), acq.n_lines)
+    geometry = ProbeGeometry.from_pose(subject, pose)
+    return display_frame(acquire_beam(subject, geometry, acq, contact), disp, with_labels)
+
+
 __all__ = ["ProbePose", "ProbeGeometry", "Acquisition", "Display", "BeamData", "USFrame", "acquire_beam",
            "display_frame", "form_frame", "body_surface", "body_centre", "sector_extent_mm", "compress",
-           "subject_table", "clear_cache"]
+           "subject_table", "clear_cache", "coupling_line_factors", "frame_from_record", "GEL_FAULTS"]

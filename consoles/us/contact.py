@@ -1,9 +1,10 @@
-"""Probe coupling (pure): which scan lines get their energy into the body besides the pose's own geometry.
+"""Probe coupling in the console (pure): which scan lines get their energy into the body besides the pose.
 
 Two things decide a line's contact. The pose's pressure indents the skin (rendering.us_image: lines whose
 air gap is deeper than the indentation carry nothing, so a lightly held convex probe loses its edges). And
-the gel film modelled here: missing gel under part of the array (a dark wedge on that side) or under all of
-it (a dim sector whose receiver noise still shows at depth), until the user applies gel. Low gain, by
+the gel film: missing under part of the array (a dark wedge on that side) or under all of it (a dim sector
+whose receiver noise still shows at depth), until the user applies gel; the line factors themselves live in
+rendering.us_image (coupling_line_factors) so an oracle can re-form the image from the dump. Low gain, by
 contrast, dims every line and the noise with it: the L6 task's two causes look different on purpose.
 """
 from __future__ import annotations
@@ -12,11 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-GEL_FAULTS = ("none", "no_gel_left", "no_gel_right", "no_gel")
+from rendering.us_image import GEL_FAULTS, coupling_line_factors
+
 CONTACT_FAULTS = ("lifted",) + GEL_FAULTS[1:]  # "lifted": the probe is held too lightly (low pressure)
-DRY_LINE_FACTOR = 0.0  # an air film reflects everything (Z 0.0004 MRayl vs skin 1.99, physics.md)
-DRY_ALL_FACTOR = 0.06  # a dry probe still couples through a few wet spots: a dim sector, not a black one
-EDGE_LINES = 6  # the dry patch's edge is soft over a few lines (a film thinning out)
 
 
 @dataclass
@@ -37,16 +36,7 @@ class Coupling:
 
     def line_factors(self, n_lines: int) -> np.ndarray:
         """Transmitted amplitude factor per scan line, screen left to right."""
-        f = np.ones(n_lines)
-        if self.fault == "no_gel":
-            f[:] = DRY_ALL_FACTOR
-        elif self.fault in ("no_gel_left", "no_gel_right"):
-            k = int(round(np.clip(self.fraction, 0.0, 1.0) * n_lines))
-            ramp = np.clip((np.arange(n_lines) - k) / EDGE_LINES + 0.5, 0.0, 1.0)
-            f = DRY_LINE_FACTOR + (1.0 - DRY_LINE_FACTOR) * ramp
-            if self.fault == "no_gel_right":
-                f = f[::-1]
-        return f
+        return coupling_line_factors(self.fault, self.fraction, n_lines)
 
     def to_dict(self) -> dict:
         return {"fault": self.fault, "fraction": round(float(self.fraction), 3), "ok": self.ok}

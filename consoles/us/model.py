@@ -187,7 +187,8 @@ class USModel(ConsoleModelBase):
             if self.contact_fault == "lifted":
                 pose["pressure"] = draws.uniform("lifted_pressure", (0.0, 0.08))
             else:
-                self.coupling = Coupling(self.contact_fault, draws.uniform("dry_fraction", (0.3, 0.5)))
+                fraction = round(draws.uniform("dry_fraction", (0.3, 0.5)), 3)  # as dumped: re-formable
+                self.coupling = Coupling(self.contact_fault, fraction)
         elif self.dark_cause == "gain":
             self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
         self.draws = draws  # tasks' own draws follow these (unused_keys reports typos)

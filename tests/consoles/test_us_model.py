@@ -271,3 +271,18 @@ def test_random_actions_never_crash(rt):
         assert m.frame().pixels.shape == SHAPE
     json.dumps(m.state())
     assert 0 < refused < 300
+
+
+def test_dump_re_forms_the_image_on_screen(rt):
+    """An oracle re-forms exactly what the agent saw from the dump (rendering.us_image.frame_from_record)."""
+    m = _model(rt, 5, {"dark_cause": ["contact"], "contact_fault": ["no_gel_right"], "gain": [30, 70]})
+    m.set_param("grey_map", "C")
+    m.set_param("tgc_7", 6)
+    s = json.loads(json.dumps(m.state()))
+    assert np.array_equal(U.frame_from_record(rt, s, s["image"]["shape"]).pixels, m.frame().pixels)
+    m.freeze()
+    item = json.loads(json.dumps(m.save_image().to_dict()))
+    m.freeze()
+    m.apply_gel()
+    assert np.array_equal(U.frame_from_record(rt, item, SHAPE).pixels, m.saved[-1].pixels)
+    assert not np.array_equal(m.frame().pixels, m.saved[-1].pixels)
