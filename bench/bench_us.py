@@ -6,6 +6,7 @@
 Targets: issue 13 asks <= 25 ms median for one frame on one core (the session brief: <= 30 ms). Every run moves
 the probe by 0.5 mm so nothing is served from a cache that a live drag would miss (the scan-conversion tables
 depend on depth only and are reused, as in the console). The view is a right-kidney long axis from the flank.
+model_probe_drag_step is the console model's share of a probe-drag step (move, re-form, display; no Qt).
 The machine's load average is printed: other processes share the cores, so compare medians with it.
 """
 from __future__ import annotations
@@ -64,9 +65,19 @@ def main(argv=None) -> int:
     def probe_move(i):
         U.ProbeGeometry.from_pose(rt, U.ProbePose(-295.0 + 0.5 * (i % 7), -85.0, 5.0, -15.0))
 
+    from consoles.us.model import USModel
+
+    model = USModel(rt, "bench", 0, {"pose": pose.to_dict(), "preset": "Renal"}, out_shape=(512, 512))
+    model.frame()
+
+    def model_drag(i):  # what one drag event costs the console model: move, re-form, display
+        model.move_probe(dz_mm=0.5 if i % 2 else -0.5)
+        model.frame()
+
     out: dict[str, float | str] = {}
     for name, fn in (("frame_256x512_to_512x512", frame), ("acquire_beam", acquire),
-                     ("display_scan_convert", display), ("pose_to_geometry", probe_move)):
+                     ("display_scan_convert", display), ("pose_to_geometry", probe_move),
+                     ("model_probe_drag_step", model_drag)):
         wall, cpu = _times_ms(fn, args.repeats)
         out[f"{name}_median_ms"] = round(statistics.median(wall), 1)
         out[f"{name}_min_ms"] = round(min(wall), 1)
