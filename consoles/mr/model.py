@@ -12,8 +12,14 @@
   geometry, never pixels.
 - Parameter card: declared Parameters (PARAMETERS, grouped by CARD) and choices (CHOICES) of the open
   row, clamped and enabled by Rules; the scan time and conflicts follow from them (row_params).
-- Viewer: a LayoutState (1/2/4 viewports, active one, window/level, graphics mode) plus which image of
-  the series each viewport shows, and whether the shim box is drawn.
+- Viewer: a LayoutState (1/2/4 viewports, active one, window/level, a graphics mode per viewport) plus
+  which image of the series each viewport shows (with its corner caption), and whether the shim box is drawn.
+- Series list: one thumbnail per series, one per image for localizers (SeriesEntry); with labels hidden
+  (tasks that ask the agent to recognise views) localizer images are listed unnamed in a seeded order.
+- Tasks: the card's queue may be shuffled and its row names drawn per episode; judgement tasks draw their
+  hidden truth (ECG signal, scanner busy, prior series clipped, clinical indication, localizer order)
+  balanced over the seeds of a subject (balanced_choice). The dump's "start" records the queue and viewer
+  as the session began, so oracles can tell what the agent changed.
 - Patient: positioned with the exam's landmark at the isocentre (protocols.LANDMARK_Z_MM plus a
   seeded shift); heart rate seeded per episode, shown while the ECG signal is present.
 """

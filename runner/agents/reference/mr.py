@@ -292,7 +292,10 @@ class MRReferenceSolver(MRPlanner):
             self._pending = [("click", f"{name}:{value}")]
             return click(geo[TABS[name]])
         if op.name == "activate_viewport":
-            return click(geo[f"viewport{a['viewport'] + 1}"])
+            # near the lower left corner: the centre may hold the open row's planning graphics, which a
+            # press could pick up
+            x, y, w, h = geo[f"viewport{a['viewport'] + 1}"]
+            return json.dumps({"action": "click", "x": x + max(4, w // 10), "y": y + h - max(4, h // 10)})
         if op.name == "set_graphics_mode":
             return click(geo[f"graphics_{a['mode']}"])
         if op.name == "set_shim_box_visible":
