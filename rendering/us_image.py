@@ -55,6 +55,9 @@ FASCIA_R = 0.008  # intensity reflection of an organ capsule / fascial plane bet
 GEL_TOLERANCE_MM = 1.0  # an air gap this thin is filled by the gel film
 CONTACT_RAMP_MM = 1.5  # gap beyond indentation + tolerance over which a line loses its contact
 MAX_INDENTATION_MM = 20.0  # skin indentation at full probe pressure [G]
+STRONG_REFLECTOR_R = 0.5  # soft tissue / gas (R ~ 1) and / lung (0.98) reverberate; bone (0.41) does not
+RINGDOWN_MM = 12.0  # reverberation decay behind gas [T]
+RINGDOWN_LEVEL = 0.15  # its start relative to the interface's specular echo [T]
 LATERAL_BANDS = 16  # depth bands of constant lateral PSF width
 DEFAULT_SAMPLES = 512
 DEFAULT_OUT_SHAPE = (512, 512)
@@ -433,8 +436,9 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     capsule[1:] = (grp[1:] != grp[:-1]) & (z[1:] > 1.3) & (z[1:] < 2.1) & (z[:-1] > 1.3) & (z[:-1] < 2.1)
     capsule &= lab != gel
     refl = np.where(capsule, np.maximum(refl, np.float32(FASCIA_R)), refl)
-    log_t = np.cumsum(np.log1p(-np.minimum(refl, 0.999999)), axis=0)
-    t_before = np.exp(log_t - np.log1p(-np.minimum(refl, 0.999999)))  # one-way intensity up to the step
+    log_step = np.log1p(-np.minimum(refl, np.float32(0.999999)))
+    log_t = np.cumsum(log_step, axis=0)
+    t_before = np.exp(log_t - log_step)  # one-way intensity up to the step
     # two-way amplitude: the intensity factor one way equals the amplitude factor there and back
     t_two_way = np.exp(log_t)
 
@@ -470,6 +474,10 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     sc = scat * speck_norm[:, None] * amp
     field_c[..., 0] = sc * ph.real + REFLECTION_GAIN * spec * (net_amp * t_before * contact[None, :])
     field_c[..., 1] = sc * ph.imag
+    ring = _ringdown(refl, depths, net_amp * t_before * contact[None, :])
+    if ring is not None:  # gas and lung: a "dirty" shadow of reverberations, unlike bone's clean one
+        field_c[..., 0] += ring * ph.real
+        field_c[..., 1] += ring * ph.imag
     field_c = _convolve_axis(field_c, k_ax, 0)
     out = np.empty_like(field_c)
     for b, kl in zip(bands, k_lat):
@@ -483,6 +491,23 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     db = 10.0 * np.log10(inten + np.float32(1e-20))
     db += (gain_db(acq.gain) + tgc_curve_db(depths, acq.depth_mm, acq.tgc_db)).astype(np.float32)[:, None]
     return BeamData(db.astype(np.float32), lab, depths, contact, geometry, acq)
+
+
+def _ringdown(refl: np.ndarray, depths: np.ndarray, amp_before: np.ndarray) -> np.ndarray | None:
+    """Reverberation amplitude behind the first near-total reflector (gas, lung) of each line: decays over
+    RINGDOWN_MM from the interface echo's level [G]; None when no line meets one."""
+    strong = refl > STRONG_REFLECTOR_R
+    hit = strong.any(axis=0)
+    if not hit.any():
+        return None
+    j0 = np.argmax(strong, axis=0)
+    lines = np.nonzero(hit)[0]
+    d0 = depths[j0[lines]]
+    level = REFLECTION_GAIN * RINGDOWN_LEVEL * amp_before[j0[lines], lines]
+    dist = depths[:, None] - d0[None, :]
+    ring = np.zeros_like(refl)
+    ring[:, lines] = np.where(dist > 0.0, level[None, :] * np.exp(-np.maximum(dist, 0.0) / RINGDOWN_MM), 0.0)
+    return ring
 
 
 def _specular(log_z: np.ndarray, refl: np.ndarray, depths: np.ndarray, radii: np.ndarray, dd: float,
