@@ -32,11 +32,11 @@ GRAPHICS = (("all", "All slices"), ("outer", "Outer"), ("off", "Off"))
 QUEUE_ROW_PX = 24
 OPEN_ROW_BG = QtGui.QColor("#2b4a6b")
 SELECTED_BG = QtGui.QColor("#2e7dc8")
-LEFT_W, RIGHT_W = 350, 320
+LEFT_W, RIGHT_W = 350, 312
 # MR signal is in units of fully relaxed water (about 0..1); viewports show it x1000 so window widths
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
-SERIES_CELL_W = 184  # three entries side by side in the series list
+SERIES_CELL_W = 182  # three entries side by side in the series list (beside a scroll bar's room)
 
 
 def mss(seconds: float) -> str:

@@ -19,7 +19,7 @@ from consoles.common.widgets import SteadyCaretLineEdit, button
 STATUS_COLORS = {"pending": "#9aa3ae", "running": "#4dabff", "done": "#4fd672", "stopped": "#ff6b5e",
                  "skipped": "#c9a55a"}
 ICON_PX = 14
-THUMB_PX = 64
+THUMB_PX = 56
 DRAG_START_PX = 6  # pointer travel that turns a press into a drag
 
 
