@@ -132,6 +132,12 @@ def _script(d: Driver) -> None:
     d.act(Action("type", text="4ch cine"))
     d.act(Action("key", key="Enter"))
     d.facts["renamed"] = [r["name"] for r in d.con.state()["queue"] if r["uid"] == 5]
+    d.click("queue_row:5", button="right")
+    d.click("queue_menu:rename")
+    d.act(Action("type", text="x"))
+    d.act(Action("key", key="Escape"))  # cancels: the name stays
+    d.facts["after_escape"] = [r["name"] for r in d.con.state()["queue"] if r["uid"] == 5]
+    d.facts["rename_field_after_escape"] = "rename_field" in d.geo()
     d.drag("series_item:1.2", "viewport4")
     vp = d.con.state()["layout"]["viewports"][3]
     d.facts["viewport4"] = (vp["series"], vp["image"])
@@ -206,6 +212,7 @@ def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
     assert f["open_after_double_click"] == 3
     assert f["after_repeat"] == [(1, None), (2, None), (5, 2), (3, None), (4, None)]
     assert f["renamed"] == ["4ch cine"]
+    assert f["after_escape"] == ["4ch cine"] and f["rename_field_after_escape"] is False
     assert f["viewport4"] == (1, 2)  # the coronal localizer image
     assert f["after_library_drag"] == ["localizer_3plane", "t2_haste_cor", "cine_2ch"]
 
@@ -218,3 +225,53 @@ def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
     assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
     assert first.facts == second.facts == reset.facts
+
+
+SHIPPED = ("L2a_graphics_display_mode", "mr_select_transverse_image_only_v1", "L1_idle_or_scanning")
+
+
+def test_reset_from_a_busy_console_to_shipped_cards_equals_fresh_launches(display, card_path):
+    """A console left with a row open, the context menu shown and the rename field half-typed, reset
+    to cards with other layouts, open rows, hidden labels or a running row: each first screen and
+    state equal a fresh launch's."""
+    require_console()
+    fresh = {}
+    for task in SHIPPED:
+        con = ConsoleProcess(display, "mr", task, "dev", 1)
+        con.start()
+        cap = ScreenCapture(display.name)
+        try:
+            fresh[task] = (encode_png(cap.grab_rgb()), _comparable(con.state()))
+        finally:
+            cap.close()
+            con.stop()
+    con = ConsoleProcess(display, "mr", card_path, "dev", 0)
+    con.start()
+    inp, cap = open_input(display.name), ScreenCapture(display.name)
+    try:
+        d = Driver(con, inp, cap)
+        d.click("go")
+        con.settle(10.0)
+        d.double_click("queue_row:2")
+        d.click("queue_row:3", button="right")
+        d.click("queue_menu:rename")
+        d.act(Action("type", text="half"))
+        for task in SHIPPED:
+            d.click("queue_row:2", button="right")  # the menu is open when the reset comes
+            con.reset(task, "dev", 1)
+            png = encode_png(cap.grab_rgb())
+            if png != fresh[task][0]:
+                (SHOTS / f"test_reset_{task}.png").write_bytes(png)
+                (SHOTS / f"test_fresh_{task}.png").write_bytes(fresh[task][0])
+            assert png == fresh[task][0], f"{task}: a reset console's first screen differs from a fresh one"
+            assert _comparable(con.state()) == fresh[task][1]
+    finally:
+        inp.close()
+        cap.close()
+        con.stop()
+
+
+def _comparable(state: dict) -> dict:
+    state = dict(state)
+    state["provenance"] = {k: v for k, v in state["provenance"].items() if k != "console_start"}
+    return state
