@@ -32,7 +32,7 @@ GRAPHICS = (("all", "All slices"), ("outer", "Outer"), ("off", "Off"))
 QUEUE_ROW_PX = 24
 OPEN_ROW_BG = QtGui.QColor("#2b4a6b")
 SELECTED_BG = QtGui.QColor("#2e7dc8")
-LEFT_W, RIGHT_W = 350, 312
+LEFT_W, RIGHT_W = 356, 312
 # MR signal is in units of fully relaxed water (about 0..1); viewports show it x1000 so window widths
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
@@ -116,7 +116,7 @@ class MRConsoleView(ConsoleViewBase):
         q.verticalHeader().setDefaultSectionSize(QUEUE_ROW_PX)
         q.horizontalHeader().setHighlightSections(False)
         q.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        for col, w in ((0, 28), (2, 96), (3, 50)):
+        for col, w in ((0, 24), (2, 86), (3, 42)):
             q.horizontalHeader().setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.Fixed)
             q.setColumnWidth(col, w)
         q.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
@@ -237,6 +237,7 @@ class MRConsoleView(ConsoleViewBase):
         self.viewer.activated = lambda i: self._do(self.model.activate_viewport, i)
         lay.addWidget(self.viewer, 1)
         g, gl = group("Series", "series_group")
+        gl.setContentsMargins(4, 14, 4, 4)  # the room of a third entry per row
         self.series_list = self._name("series_list", QtWidgets.QListWidget())
         s = self.series_list
         s.setViewMode(QtWidgets.QListView.ViewMode.ListMode)
