@@ -288,8 +288,8 @@ class MRConsoleView(ConsoleViewBase):
         self.reasons: list[QtWidgets.QLabel] = []
         for tab in TABS:
             self.pages.addWidget(self._build_tab(tab))
-        none_page = QtWidgets.QLabel("No row open.\n\nDouble-click a row of the exam queue (or right-click it "
-                                     "and choose Open) to see and change its parameters.")
+        none_page = QtWidgets.QLabel("Double-click a row of the exam queue (or right-click it and choose "
+                                     "Open) to see and change its parameters.")
         none_page.setObjectName("no_row_open")
         none_page.setWordWrap(True)
         none_page.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
@@ -556,7 +556,7 @@ class MRConsoleView(ConsoleViewBase):
         for tb in self.tab_btns:
             tb.setEnabled(row is not None)
         if row is None:
-            self.card_title.setText("")
+            self.card_title.setText("<b>No row open</b>")
             self.scan_time.setText("")
             self.conflict.setText("")
         else:
