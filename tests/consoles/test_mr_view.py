@@ -151,6 +151,16 @@ def _script(d: Driver) -> None:
         d.shot(tab)
         missing[tab] = d.missing(names)
     d.facts["missing_tabs"] = missing
+    d.click("tab_contrast")
+    d.click("tr_ms_field")
+    d.act(Action("key", key="ctrl+a"))
+    d.act(Action("type", text="7.5"))
+    d.act(Action("key", key="Enter"))
+    d.click("tab_physio")
+    d.click("trigger:none")
+    row = next(r for r in d.con.state()["queue"] if r["uid"] == d.con.state()["open_row"])
+    d.facts["typed_and_chosen"] = (row["params"]["tr_ms"], row["params"]["trigger"])
+    d.shot("typed_and_chosen")
     d.click("graphics_outer")
     d.click("shim_box_toggle")
     d.shot("outer_and_shim")
@@ -213,6 +223,7 @@ def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
     assert f["after_repeat"] == [(1, None), (2, None), (5, 2), (3, None), (4, None)]
     assert f["renamed"] == ["4ch cine"]
     assert f["after_escape"] == ["4ch cine"] and f["rename_field_after_escape"] is False
+    assert f["typed_and_chosen"] == (7.5, "none")
     assert f["viewport4"] == (1, 2)  # the coronal localizer image
     assert f["after_library_drag"] == ["localizer_3plane", "t2_haste_cor", "cine_2ch"]
 
