@@ -497,7 +497,7 @@ class MRConsoleView(ConsoleViewBase):
         self.clock_label.setText(f"Exam time {mss(m.t)}")
         hr = m.shown_heart_rate()
         self.hr_label.setText(f"<b>HR {hr} bpm</b>" if hr is not None else "<b>HR --</b>")
-        self.hr_label.setStyleSheet("color: #7dffa0;" if hr is not None else "color: #ff9a8a;")
+        _set_style(self.hr_label, "color: #7dffa0;" if hr is not None else "color: #ff9a8a;")
 
     def _refresh_queue(self) -> None:
         m, q = self.model, self.queue
@@ -520,7 +520,9 @@ class MRConsoleView(ConsoleViewBase):
                     it.setIcon(status_icon(row.status))
                     it.setForeground(QtGui.QColor("#e2e6eb"))
                 is_open = row.uid == open_uid
-                it.setBackground(OPEN_ROW_BG if is_open else QtGui.QBrush())
+                want = QtGui.QBrush(OPEN_ROW_BG) if is_open else QtGui.QBrush()
+                if it.background() != want:  # every change repaints the table (a clock tick too)
+                    it.setBackground(want)
                 if c == 3:
                     it.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         if self._rename_uid is not None and all(r.uid != self._rename_uid for r in m.rows):
@@ -535,10 +537,10 @@ class MRConsoleView(ConsoleViewBase):
         if reason is None and target is not None:
             self.go_reason.setText(f"Ready: Go starts row {m.index_of(target.uid)}, {target.name} "
                                    f"({mss(m.duration_s(target))}).")
-            self.go_reason.setStyleSheet("color: #7dffa0;")
+            _set_style(self.go_reason, "color: #7dffa0;")
         else:
             self.go_reason.setText(f"Go blocked: {reason}")
-            self.go_reason.setStyleSheet("color: #ffb36b;")
+            _set_style(self.go_reason, "color: #ffb36b;")
 
     def _refresh_toolbar(self) -> None:
         m = self.model
@@ -608,8 +610,10 @@ class MRConsoleView(ConsoleViewBase):
         selected = m.selected_entry
         for i in range(s.count()):
             it = s.item(i)
-            want = selected is not None and it.data(ROLE) == str(selected)
-            it.setBackground(SELECTED_BG if want else QtGui.QBrush())
+            want = QtGui.QBrush(SELECTED_BG) if selected is not None and it.data(ROLE) == str(selected) \
+                else QtGui.QBrush()
+            if it.background() != want:
+                it.setBackground(want)
 
     def _thumbnail(self, e: Any) -> QtGui.QPixmap:
         key = (e.key, e.series, e.image)
@@ -679,6 +683,12 @@ class MRConsoleView(ConsoleViewBase):
 
     def viewports(self) -> list[ImageViewport]:
         return self.viewer.viewports()
+
+
+def _set_style(w: QtWidgets.QWidget, style: str) -> None:
+    """A style sheet set only when it changes (setting one re-polishes the widget)."""
+    if w.styleSheet() != style:
+        w.setStyleSheet(style)
 
 
 def _greyed_text(fields: list[dict[str, Any]]) -> str:
