@@ -1,0 +1,286 @@
+"""The ultrasound console's Qt view on a real X display, driven like an agent (XTEST input, runner settles).
+
+One script of actions (a drag of the probe footprint on the body map, probe and imaging fields typed,
+a preset, Freeze, two caliper clicks at given image mm and a caliper end dragged, an annotation typed
+with Enter and one placed by a click, Save image, Save clip, Apply gel, a grey map, a TGC pot) runs on
+two fresh consoles and once more on a console reset in place: every screenshot must be byte-identical
+across the three, and the contract's names must be exported with an on-screen rect.
+"""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from runner.actions import Action
+from runner.capture import ScreenCapture, encode_png
+from runner.console_process import ConsoleProcess
+from runner.xinput import open_input
+from tests.conftest import require_console
+from tests.ocr import first_reading, numbers, readings, require_tesseract
+
+pytestmark = pytest.mark.display
+ROOT = Path(__file__).resolve().parents[2]
+CARD_ID = "us_view_probe"
+SHOTS = Path("/tmp/us_view_shots")  # kept for a person to look at
+
+PROBE_FIELDS = tuple(f"{p}_field" for p in ("probe_z_mm", "probe_azimuth_deg", "probe_rotation_deg",
+                                            "probe_tilt_deg", "probe_rock_deg", "pressure_pct"))
+IMAGING_FIELDS = tuple(f"{p}_field" for p in ("depth_cm", "focus_cm", "frequency_mhz", "gain", "dynamic_range_db"))
+STATIC_NAMES = (("patient", "preset_readout", "frequency_readout", "frame_rate", "scanner_status", "exam_time",
+                 "us_image", "live_indicator", "image_info", "marker_side", "exam_strip", "message", "probe_map",
+                 "probe_footprint", "apply_gel", "freeze", "caliper", "clear_calipers", "caliper_readout",
+                 "annotate", "annotation_field", "clear_annotations", "save_image", "save_clip",
+                 "preset:Abdomen", "preset:Renal", "preset:Bladder", "grey_map:A", "grey_map:B", "grey_map:C",
+                 "grey_map:D", "us_image.label:depth_0")
+                + PROBE_FIELDS + IMAGING_FIELDS + tuple(f"tgc_{k}_field" for k in range(1, 9)))
+
+
+@pytest.fixture(scope="module")
+def card_path(tmp_path_factory) -> str:
+    """A US card with an empty initial state (the US task cards come with their own work)."""
+    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
+    base.update(id=CARD_ID, modality="us", title="US view probe", goal="Probe the US console view.",
+                initial_state={}, perturbations={}, oracle="none", workflow_stages=[])
+    d = tmp_path_factory.mktemp("uscard") / CARD_ID
+    d.mkdir()
+    (d / "task.json").write_text(json.dumps(base))
+    return str(d / "task.json")
+
+
+def _on_screen(rect: list[int]) -> bool:
+    x, y, w, h = rect
+    return w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= 1280 and y + h <= 800
+
+
+def _crop(png: bytes, rect: list[int]) -> np.ndarray:
+    x, y, w, h = rect
+    return np.asarray(Image.open(io.BytesIO(png)).convert("L"))[y:y + h, x:x + w]
+
+
+class Driver:
+    """Acts on one console like an agent: named targets from the geometry export, X input, settles."""
+
+    def __init__(self, con: ConsoleProcess, inp, cap: ScreenCapture) -> None:
+        self.con, self.inp, self.cap = con, inp, cap
+        self.shots: dict[str, bytes] = {}
+        self.facts: dict[str, object] = {}
+
+    def geometry(self) -> dict:
+        return self.con.geometry()
+
+    def geo(self) -> dict[str, list[int]]:
+        return self.geometry()["geometry"]
+
+    def centre(self, name: str) -> tuple[int, int]:
+        x, y, w, h = self.geo()[name]
+        return x + w // 2, y + h // 2
+
+    def act(self, action: Action, advance: float = 0.5) -> None:
+        self.inp.perform(action)
+        self.con.settle(advance)
+
+    def click(self, name: str) -> None:
+        x, y = self.centre(name)
+        self.act(Action("click", x=x, y=y))
+
+    def click_at(self, xy: tuple[int, int]) -> None:
+        self.act(Action("click", x=xy[0], y=xy[1]))
+
+    def type_into(self, name: str, text: str) -> None:
+        self.click(name)
+        self.act(Action("key", key="ctrl+a"))
+        self.act(Action("type", text=text))
+        self.act(Action("key", key="Enter"))
+
+    def image_point(self, x_mm: float, y_mm: float) -> tuple[int, int]:
+        """Screen pixel of image mm (x right of the centre line, y depth) through the exported transform."""
+        t = self.geometry()["transforms"]["us_image"]
+        return int(round(t["ax"] * x_mm + t["bx"])), int(round(t["ay"] * -y_mm + t["by"]))
+
+    def shot(self, name: str) -> bytes:
+        self.shots[name] = encode_png(self.cap.grab_rgb())
+        return self.shots[name]
+
+    def missing(self, names) -> list[str]:
+        g = self.geo()
+        return [n for n in names if n not in g or not _on_screen(g[n])]
+
+
+def _script(d: Driver) -> None:
+    """The actions; facts the test checks are recorded in d.facts."""
+    f = d.facts
+    before = d.shot("fresh")
+    f["missing_static"] = d.missing(STATIC_NAMES)
+    st0 = d.con.state()
+    # drag the footprint on the body map: 24 px to the right (around the body), 20 px up (to the head)
+    image_rect = d.geo()["us_image"]
+    x, y = d.centre("probe_footprint")
+    d.act(Action("drag", x=x, y=y, x2=x + 24, y2=y - 20), 1.0)
+    st1 = d.con.state()
+    f["pose_before_drag"], f["pose_after_drag"] = st0["pose"], st1["pose"]
+    f["drag_moves"] = [e["event"] for e in st1["events"]].count("probe_moved")
+    after = d.shot("dragged")
+    f["image_changed_by_drag"] = bool((_crop(before, image_rect) != _crop(after, image_rect)).any())
+    f["footprint_followed"] = d.centre("probe_footprint")[0] - x
+    # a right-kidney long axis from the flank, typed into the probe fields, then the renal preset
+    for name, text in (("probe_z_mm_field", "-295"), ("probe_azimuth_deg_field", "-85"),
+                       ("probe_rotation_deg_field", "5"), ("probe_tilt_deg_field", "-15")):
+        d.type_into(name, text)
+    d.click("preset:Renal")
+    d.type_into("tgc_6_field", "-6")
+    d.shot("kidney")
+    st = d.con.state()
+    f["kidney_pose"] = st["pose"]
+    f["renal"] = (st["controls"]["preset"], st["controls"]["tgc_db"])
+    # freeze, two caliper clicks at given image mm, then drag the second end 10 mm deeper
+    d.click("freeze")
+    d.click("caliper")
+    d.click_at(d.image_point(-25.0, 55.0))
+    d.click_at(d.image_point(25.0, 85.0))
+    st = d.con.state()
+    f["frozen"] = st["frozen"]
+    f["caliper"] = st["calipers"]
+    f["readout_png"] = d.shot("caliper")
+    f["readout_rect"] = d.geo()["caliper_readout"]
+    f["image_px_per_mm"] = d.geometry()["transforms"]["us_image"]["ax"]
+    h = d.geometry()["viewports"]["us_image"]["handles"]["caliper1.p1"]
+    x, y = int(round(h["x"])), int(round(h["y"]))
+    dy = int(round(10.0 * d.geometry()["transforms"]["us_image"]["ax"]))
+    d.act(Action("drag", x=x, y=y, x2=x, y2=y + dy), 1.0)
+    f["caliper_dragged"] = d.con.state()["calipers"]
+    # an annotation typed with Enter (default place), one placed by a click in annotate mode
+    d.click("annotation_field")
+    d.act(Action("type", text="RT KIDNEY"))
+    d.act(Action("key", key="Enter"))
+    d.click("annotation_field")
+    d.act(Action("type", text="LONG AXIS"))
+    d.click("annotate")
+    d.click_at(d.image_point(10.0, 40.0))
+    f["annotations"] = d.con.state()["annotations"]
+    d.click("save_image")
+    d.shot("saved_image")
+    st = d.con.state()
+    f["saved"] = [(s["uid"], s["kind"], len(s["calipers"]), [a["text"] for a in s["annotations"]]) for s in st["saved"]]
+    f["strip_after_image"] = d.missing(["strip_item:1"])
+    d.click("freeze")  # unfreeze: live again, the calipers go
+    d.click("save_clip")
+    d.click("apply_gel")
+    d.click("grey_map:C")
+    st = d.con.state()
+    f["after_unfreeze"] = (st["frozen"], st["calipers"], [(s["uid"], s["kind"]) for s in st["saved"]],
+                           st["controls"]["grey_map"], [e["event"] for e in st["events"]].count("gel_applied"))
+    f["strip_after_clip"] = d.missing(["strip_item:1", "strip_item:2"])
+    d.shot("end")
+    f["end_state"] = {k: v for k, v in d.con.state().items() if k not in ("provenance",)}
+
+
+def _run(display, card: str, con: ConsoleProcess | None = None) -> tuple[Driver, ConsoleProcess]:
+    if con is None:
+        con = ConsoleProcess(display, "us", card, "dev", 0)
+        con.start()
+    else:
+        con.reset(card, "dev", 0)
+    inp, cap = open_input(display.name), ScreenCapture(display.name)
+    try:
+        inp.home(con.hello["window_id"], (1270, 790))
+        con.settle(0.0)
+        d = Driver(con, inp, cap)
+        _script(d)
+    finally:
+        inp.close()
+        cap.close()
+    return d, con
+
+
+@pytest.fixture(scope="module")
+def runs(display, card_path):
+    require_console()
+    first, con = _run(display, card_path)
+    con.stop()
+    second, con = _run(display, card_path)
+    try:
+        reset, _ = _run(display, card_path, con)  # the same console, reset in place
+    finally:
+        con.stop()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, png in first.shots.items():
+        (SHOTS / f"test_{name}.png").write_bytes(png)
+        if reset.shots.get(name) != png:  # to look at what a reset left behind
+            (SHOTS / f"test_reset_{name}.png").write_bytes(reset.shots.get(name, b""))
+    return first, second, reset
+
+
+def test_contract_names_are_exported_on_screen(runs):
+    f = runs[0].facts
+    assert f["missing_static"] == []
+    assert f["strip_after_image"] == [] and f["strip_after_clip"] == []
+
+
+def test_a_drag_of_the_probe_footprint_moves_the_probe_and_the_image(runs):
+    f = runs[0].facts
+    before, after = f["pose_before_drag"], f["pose_after_drag"]
+    assert after["z_mm"] > before["z_mm"] + 10.0  # up the map: towards the head
+    assert after["azimuth_deg"] > before["azimuth_deg"] + 10.0  # right on the map: to the patient's left
+    assert after["rotation_deg"] == before["rotation_deg"] and after["pressure"] == before["pressure"]
+    assert f["drag_moves"] == 1  # one step, one move: the drag's motion is coalesced
+    assert f["image_changed_by_drag"]
+    assert 20 <= f["footprint_followed"] <= 28
+
+
+def test_fields_and_preset_set_the_probe_and_controls(runs):
+    f = runs[0].facts
+    assert {k: f["kidney_pose"][k] for k in ("z_mm", "azimuth_deg", "rotation_deg", "tilt_deg")} == {
+        "z_mm": -295.0, "azimuth_deg": -85.0, "rotation_deg": 5.0, "tilt_deg": -15.0}
+    assert f["renal"][0] == "Renal" and f["renal"][1][5] == -6.0
+
+
+def test_freeze_and_two_caliper_clicks_give_a_caliper_read_out_on_screen(runs):
+    require_tesseract()
+    f = runs[0].facts
+    assert f["frozen"] is True and len(f["caliper"]) == 1
+    cal = f["caliper"][0]
+    # the clicks land within a pixel of the asked image mm
+    k = f["image_px_per_mm"]
+    assert np.allclose(cal["p1_mm"], [-25.0, 55.0], atol=1.0 / k) and np.allclose(cal["p2_mm"], [25.0, 85.0],
+                                                                                     atol=1.0 / k)
+    want = f"{cal['length_mm']:.1f}"
+    crop = Image.open(io.BytesIO(f["readout_png"])).crop(_readout_box(f))
+    ok, got = first_reading(readings(crop), lambda r: want in numbers(r))
+    assert ok, f"caliper read-out reads {got}, the model's length is {cal['length_mm']} mm"
+    moved = f["caliper_dragged"][0]
+    assert moved["p1_mm"] == cal["p1_mm"] and moved["p2_mm"][1] == pytest.approx(cal["p2_mm"][1] + 10.0, abs=0.6)
+
+
+def _readout_box(facts: dict) -> tuple[int, int, int, int]:
+    x, y, w, h = facts["readout_rect"]
+    return x, y, x + w, y + h
+
+
+def test_annotations_and_saved_items_reach_the_state(runs):
+    f = runs[0].facts
+    texts = [a["text"] for a in f["annotations"]]
+    assert texts == ["RT KIDNEY", "LONG AXIS"]
+    placed = f["annotations"][1]
+    assert placed["x_mm"] == pytest.approx(10.0, abs=0.6) and placed["y_mm"] == pytest.approx(40.0, abs=0.6)
+    assert f["saved"] == [(1, "image", 1, ["RT KIDNEY", "LONG AXIS"])]
+    frozen, calipers, saved, grey_map, gel = f["after_unfreeze"]
+    assert frozen is False and calipers == [] and saved == [(1, "image"), (2, "clip")]
+    assert grey_map == "C" and gel == 1
+
+
+def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
+    first, second, reset = runs
+    assert list(first.shots) == list(second.shots) == list(reset.shots)
+    differ = [n for n in first.shots if first.shots[n] != second.shots[n]]
+    assert differ == [], f"two fresh runs differ at {differ}"
+    differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
+    assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
+    strip = {"readout_png"}
+    assert ({k: v for k, v in first.facts.items() if k not in strip}
+            == {k: v for k, v in second.facts.items() if k not in strip}
+            == {k: v for k, v in reset.facts.items() if k not in strip})
