@@ -323,12 +323,143 @@ class MRPerturbations(ConsoleInputs):
         return v
 
 
+# Ultrasound console values a card may name (consoles/us/model.py, rendering/us_physics.py; card.py imports
+# nothing of ours, so tests/tasks/test_us_card.py checks these equal the console's own tuples).
+US_PRESETS = ("Abdomen", "Renal", "Bladder")
+US_FREQUENCIES_MHZ = (2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)
+US_GREY_MAPS = ("A", "B", "C", "D")
+US_DARK_CAUSES = ("none", "contact", "gain")
+US_CONTACT_FAULTS = ("lifted", "no_gel_left", "no_gel_right", "no_gel")
+USKidney = Literal["left", "right"]
+USPreset = Literal["Abdomen", "Renal", "Bladder"]
+USGreyMap = Literal["A", "B", "C", "D"]
+# numeric controls a card may set (USModel PARAMETERS outside the probe pose) and the choice grey_map
+US_CONTROL_NAMES = ("depth_cm", "focus_cm", "frequency_mhz", "gain", "dynamic_range_db",
+                    *(f"tgc_{i}" for i in range(1, 9)))
+
+
+class USPose(_Spec):
+    """A probe pose (rendering/us_image.py ProbePose): footprint height and azimuth around the body, rotation
+    about the beam, tilt (fan), rock (heel-toe), pressure 0-1."""
+
+    z_mm: float | None = None
+    azimuth_deg: float | None = Field(None, ge=-135, le=135)
+    rotation_deg: float | None = Field(None, ge=0, lt=360)
+    tilt_deg: float | None = Field(None, ge=-45, le=45)
+    rock_deg: float | None = Field(None, ge=-30, le=30)
+    pressure: float | None = Field(None, ge=0, le=1)
+
+
 class USInitialState(ConsoleInputs):
-    """No ultrasound console exists yet: no keys are accepted."""
+    """What the ultrasound console starts with (consoles/us/model.py: USModel.__init__).
+
+    `kidney`: the kidney the exam is about (or drawn per seed: perturbations.kidney); `aim`: start on that kidney's long-axis view through the hilum
+    ("long_axis") or turned 90 deg from it ("transverse"), computed per subject; `pose` fields override the
+    aimed (or default) pose; `controls`: control values by parameter name (after the preset loads)."""
+
+    preset: USPreset | None = None
+    kidney: USKidney | None = None
+    aim: Literal["long_axis", "transverse"] | None = None
+    pose: USPose | None = None
+    controls: dict[str, float | str] | None = None
+    frozen: bool | None = None
+
+    @field_validator("controls")
+    @classmethod
+    def _known_controls(cls, v: dict[str, float | str] | None) -> dict[str, float | str] | None:
+        for name, value in (v or {}).items():
+            if name == "grey_map":
+                if value not in US_GREY_MAPS:
+                    raise ValueError(f"controls.grey_map {value!r} is not one of {list(US_GREY_MAPS)}")
+            elif name not in US_CONTROL_NAMES:
+                raise ValueError(f"unknown control {name!r}; known: {list(US_CONTROL_NAMES) + ['grey_map']} "
+                                 "(the probe is set under 'pose', the preset under 'preset')")
+            elif not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ValueError(f"controls.{name} must be a number, not {value!r}")
+            elif name == "frequency_mhz" and value not in US_FREQUENCIES_MHZ:
+                raise ValueError(f"controls.frequency_mhz {value} is not one of the probe's {list(US_FREQUENCIES_MHZ)}")
+        return v
+
+
+RangeOrRanges = Union[Range, list[Range]]
+
+
+def _ranges(v: RangeOrRanges | None) -> RangeOrRanges | None:
+    if v is None:
+        return None
+    if isinstance(v, list):
+        if len(v) < 2:
+            raise ValueError("a list of ranges is drawn balanced over seeds: give at least two")
+        return [_range()(r) for r in v]
+    return _range()(v)
 
 
 class USPerturbations(ConsoleInputs):
-    """No ultrasound console exists yet: no keys are accepted."""
+    """Seeded perturbations the ultrasound console draws (USModel.__init__), in a fixed order.
+
+    Probe offsets: `probe_z_mm` / `probe_z_abs_mm` (a magnitude with a random sign) and the angle ranges are
+    added to the starting pose. Controls `gain`, `depth_cm`, `focus_cm`, `dynamic_range_db`: one [lo, hi]
+    range drawn uniformly, or a list of ranges of which each seed takes one, balanced over the seeds of a
+    subject (e.g. a gain too low or too high). Lists of options (`kidney`, `preset`, `frequency_mhz`,
+    `grey_map`, `dark_cause`) are drawn balanced over seeds; `contact_fault` uniformly among its options
+    when the dark cause is contact (then `lifted_pressure` or `dry_fraction`); `low_gain` when it is gain."""
+
+    probe_z_mm: Range | None = None
+    probe_z_abs_mm: Range | None = None
+    probe_azimuth_deg: Range | None = None
+    probe_rotation_deg: Range | None = None
+    probe_tilt_deg: Range | None = None
+    probe_rock_deg: Range | None = None
+    kidney: list[USKidney] | None = Field(None, min_length=2)
+    preset: list[USPreset] | None = Field(None, min_length=1)
+    gain: RangeOrRanges | None = None
+    depth_cm: RangeOrRanges | None = None
+    focus_cm: RangeOrRanges | None = None
+    dynamic_range_db: RangeOrRanges | None = None
+    frequency_mhz: list[float] | None = Field(None, min_length=1)
+    grey_map: list[USGreyMap] | None = Field(None, min_length=1)
+    dark_cause: list[Literal["none", "contact", "gain"]] | None = Field(None, min_length=1)
+    contact_fault: list[Literal["lifted", "no_gel_left", "no_gel_right", "no_gel"]] | None = Field(None, min_length=1)
+    lifted_pressure: Range | None = None
+    dry_fraction: Range | None = None
+    low_gain: Range | None = None
+
+    @field_validator("probe_z_mm", "probe_azimuth_deg", "probe_rotation_deg", "probe_tilt_deg", "probe_rock_deg")
+    @classmethod
+    def _signed(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range()(v)
+
+    @field_validator("probe_z_abs_mm")
+    @classmethod
+    def _magnitude(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range(0.0)(v)
+
+    @field_validator("gain", "depth_cm", "focus_cm", "dynamic_range_db")
+    @classmethod
+    def _control_ranges(cls, v: RangeOrRanges | None) -> RangeOrRanges | None:
+        return _ranges(v)
+
+    @field_validator("lifted_pressure", "dry_fraction")
+    @classmethod
+    def _fractions(cls, v: Range | None) -> Range | None:
+        if v is not None and (min(v) < 0 or max(v) > 1):
+            raise ValueError(f"range {list(v)} must lie in [0, 1]")
+        return None if v is None else _range()(v)
+
+    @field_validator("low_gain")
+    @classmethod
+    def _gain(cls, v: Range | None) -> Range | None:
+        if v is not None and (min(v) < 0 or max(v) > 100):
+            raise ValueError(f"range {list(v)} must lie in the gain's 0-100")
+        return None if v is None else _range()(v)
+
+    @field_validator("frequency_mhz")
+    @classmethod
+    def _frequencies(cls, v: list[float] | None) -> list[float] | None:
+        bad = [f for f in (v or []) if f not in US_FREQUENCIES_MHZ]
+        if bad:
+            raise ValueError(f"frequencies {bad} are not among the probe's {list(US_FREQUENCIES_MHZ)}")
+        return v
 
 
 # ---- the card -----------------------------------------------------------------------------------
@@ -426,6 +557,16 @@ class USCard(TaskCard):
     modality: Literal["us"]
     initial_state: USInitialState = Field(default_factory=USInitialState)
     perturbations: USPerturbations = Field(default_factory=USPerturbations)
+
+    @model_validator(mode="after")
+    def _one_kidney(self) -> "USCard":
+        fixed, drawn = self.initial_state.kidney, self.perturbations.kidney
+        if fixed is not None and drawn is not None:
+            raise ValueError("initial_state.kidney and perturbations.kidney both name the kidney: give one")
+        if self.initial_state.aim is not None and fixed is None and drawn is None:
+            raise ValueError("initial_state.aim starts on a kidney: name it (initial_state.kidney) or draw it "
+                             "(perturbations.kidney)")
+        return self
 
 
 TaskCard._by_modality.update({"ct": CTCard, "mr": MRCard, "us": USCard})

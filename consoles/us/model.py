@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
 from consoles.common.params import Parameter
+from consoles.us import aim
 from consoles.us.contact import CONTACT_FAULTS, Coupling
 from rendering import us_image as U
 from rendering import us_physics as P
+from rendering.seeding import seeded_rng
 
 __all__ = ["USModel", "ConsoleActionError", "PARAMETERS", "PARAM", "CHOICES", "ANNOTATION_CHARS", "Caliper",
            "Annotation", "SavedItem", "DEFAULT_POSE"]
@@ -44,6 +46,29 @@ DEFAULT_POSE = U.ProbePose(z_mm=-280.0, azimuth_deg=0.0, rotation_deg=0.0, tilt_
                            pressure=0.6)
 DEFAULT_PRESET = "Abdomen"
 DARK_CAUSES = ("none", "contact", "gain")
+KIDNEY_SIDES = ("left", "right")
+# Views a task may start on (initial state "aim"): the probe turned this much about its beam from the
+# kidney's long-axis view through the hilum (consoles/us/aim.py).
+AIM_VIEWS: dict[str, float] = {"long_axis": 0.0, "transverse": 90.0}
+AIM_PRESSURE = 0.85  # a firm hold: on the convex flank the array's edges lift below about 0.8
+
+
+_AIMED: dict[tuple, tuple[Any, U.ProbePose]] = {}
+
+
+def aimed_pose(subject: Any, side: str, rotation_offset_deg: float = 0.0) -> U.ProbePose:
+    """The pose of a task that starts on a kidney (from the subject's labels only, as the console knows it);
+    cached per label volume, since every episode on a subject starts from it."""
+    key = (id(subject.labels), subject.id, side, float(rotation_offset_deg))
+    hit = _AIMED.get(key)
+    if hit is None or hit[0] is not subject.labels:  # an id reused by another volume
+        c, a, h = aim.kidney_from_labels(subject, side)
+        pose = aim.long_axis_pose(subject, c, a, h, side, pressure=AIM_PRESSURE,
+                                  rotation_offset_deg=rotation_offset_deg)
+        if len(_AIMED) > 64:
+            _AIMED.clear()
+        hit = _AIMED[key] = (subject.labels, pose)
+    return hit[1]
 
 
 # ---- rules ---------------------------------------------------------------------------------------------
@@ -157,15 +182,29 @@ class USModel(ConsoleModelBase):
         self.declare(PARAMETERS)
         z = subject.world_z()
         self.z_limits = (float(z[0]) + Z_MARGIN_MM, float(z[-1]) - Z_MARGIN_MM)
-        # controls: preset first, then explicit values of the card
+        # the order of these draws is part of every episode's identity: append, never reorder
+        draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
+        self.draws = draws
+        # the kidney the exam is about (named by the goal, or drawn balanced over seeds)
+        self.kidney: str | None = st.get("kidney")
+        if draws.has("kidney"):
+            self.kidney = str(self._balanced("kidney", draws.perturbations["kidney"]))
+        self._require(self.kidney in (None,) + KIDNEY_SIDES, f"unknown kidney {self.kidney!r}")
+        # controls: preset first (the card's, or one drawn), then explicit values of the card
         self.preset = str(st.get("preset", DEFAULT_PRESET))
+        if draws.has("preset"):
+            self.preset = str(self._balanced("preset", draws.perturbations["preset"]))
         self._require(self.preset in P.PRESETS, f"unknown preset {self.preset!r}")
         self.controls: dict[str, Any] = {}
         self._load_preset(self.preset)
-        pose = dict(DEFAULT_POSE.to_dict(), **(st.get("pose") or {}))
+        pose = DEFAULT_POSE.to_dict()
+        aim_view = st.get("aim")
+        if aim_view is not None:
+            self._require(aim_view in AIM_VIEWS, f"unknown aim {aim_view!r}; expected one of {tuple(AIM_VIEWS)}")
+            self._require(self.kidney is not None, "aim at a kidney: say which (kidney: left or right)")
+            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view]).to_dict()
+        pose.update(st.get("pose") or {})
         self.coupling = Coupling()
-        # the order of these draws is part of every episode's identity: append, never reorder
-        draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
         pose["z_mm"] += draws.offset_mm("probe_z")
         pose["azimuth_deg"] += draws.uniform("probe_azimuth_deg", (0.0, 0.0))
         pose["rotation_deg"] += draws.uniform("probe_rotation_deg", (0.0, 0.0))
@@ -173,12 +212,19 @@ class USModel(ConsoleModelBase):
         pose["rock_deg"] += draws.uniform("probe_rock_deg", (0.0, 0.0))
         for name, value in (st.get("controls") or {}).items():
             self._require(name not in _POSE_FIELD and name != "pressure_pct", f"{name}: set the probe under 'pose'")
+            self._require(name != "preset", "preset: give it as the initial state's 'preset'")
             self._apply(name, value)
         for name in ("gain", "depth_cm", "focus_cm", "dynamic_range_db"):
-            v = draws.uniform_if_present(name)
+            v = self._draw_range(name)
             if v is not None:
                 self._apply(name, v)
-        self.dark_cause = str(draws.choice("dark_cause", ("none",)))
+        for name in ("frequency_mhz", "grey_map"):  # options, balanced over seeds
+            if draws.has(name):
+                self._apply(name, self._balanced(name, draws.perturbations[name]))
+        if draws.has("dark_cause"):  # balanced: neither "raise the gain" nor "fix the contact" always works
+            self.dark_cause = str(self._balanced("dark_cause", draws.perturbations["dark_cause"]))
+        else:
+            self.dark_cause = "none"
         self._require(self.dark_cause in DARK_CAUSES, f"unknown dark cause {self.dark_cause!r}")
         self.contact_fault = "none"
         if self.dark_cause == "contact":
@@ -191,7 +237,6 @@ class USModel(ConsoleModelBase):
                 self.coupling = Coupling(self.contact_fault, fraction)
         elif self.dark_cause == "gain":
             self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
-        self.draws = draws  # tasks' own draws follow these (unused_keys reports typos)
         self._place(U.ProbePose(**pose))
         self.frozen = False
         self.frozen_t: float | None = None
@@ -211,6 +256,38 @@ class USModel(ConsoleModelBase):
         if st.get("frozen"):
             self.freeze()
         self.message = "Ready: place the probe and scan."
+        self.start = self._snapshot()
+
+    # ---- task draws -----------------------------------------------------------------------------------------
+    def _balanced(self, key: str, options: Sequence[Any]) -> Any:
+        """One option per seed, balanced over the seeds of a subject (every block of len(options) consecutive
+        seeds takes each option once, in a seeded order), as the MR console draws its judgement tasks."""
+        options = list(options)
+        self._require(len(options) > 0, f"{key}: no options to draw from")
+        block, pos = divmod(int(self.seed), len(options))
+        perm = seeded_rng(self.task_id, self.subject.id, "balanced", key, block).permutation(len(options))
+        return options[int(perm[pos])]
+
+    def _draw_range(self, key: str) -> float | None:
+        """A control drawn from the card: [lo, hi] uniformly, or a list of ranges, one picked balanced over
+        seeds (e.g. a gain too low or too high) and then drawn uniformly; None when the card has no `key`."""
+        if not self.draws.has(key):
+            return None
+        spec = self.draws.perturbations[key]
+        if spec and isinstance(spec[0], (list, tuple)):
+            spec = self._balanced(key, spec)
+        lo, hi = spec
+        return float(self.draws.rng.uniform(lo, hi))
+
+    def _snapshot(self) -> dict[str, Any]:
+        """What the session started with (the dump's "start"): oracles compare the end with it."""
+        c = self.controls
+        return {"pose": self._pose_dict(self.pose), "preset": self.preset, "frozen": self.frozen,
+                "controls": {"frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],
+                             "focus_mm": c["focus_mm"], "gain": c["gain"], "tgc_db": list(c["tgc_db"]),
+                             "dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"]},
+                "coupling": self.coupling.to_dict(), "dark_cause": self.dark_cause, "fault": self.contact_fault,
+                "n_events": len(self.events)}
 
     # ---- controls -----------------------------------------------------------------------------------------
     def _load_preset(self, name: str) -> None:
@@ -548,7 +625,7 @@ class USModel(ConsoleModelBase):
         c = self.controls
         return {
             "modality": "us", "task": self.task_id, "subject": self.subject.id, "seed": self.seed,
-            "t": round(float(self.t), 3),
+            "t": round(float(self.t), 3), "exam": {"kidney": self.kidney}, "start": self.start,
             "probe": {"name": U.CURVILINEAR.name, "radius_mm": U.CURVILINEAR.radius_mm,
                       "fov_deg": U.CURVILINEAR.fov_deg, "n_lines": U.CURVILINEAR.n_lines},
             "pose": self._pose_dict(self.pose),

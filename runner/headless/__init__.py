@@ -19,6 +19,10 @@ def run_reference(card: Any, subject: str, seed: int, **kw: Any):
         from runner.headless.mr import run_mr
 
         return run_mr(card, subject, seed, **kw)
+    if card.modality == "us":
+        from runner.headless.us import run_us
+
+        return run_us(card, subject, seed, **kw)
     raise NotImplementedError(f"no headless driver for modality {card.modality!r} yet")
 
 
@@ -32,4 +36,8 @@ def score_initial(card: Any, subject: str, seed: int):
         from runner.headless.mr import score_initial_mr
 
         return score_initial_mr(card, subject, seed)
+    if card.modality == "us":
+        from runner.headless.us import score_initial_us
+
+        return score_initial_us(card, subject, seed)
     raise NotImplementedError(f"no headless driver for modality {card.modality!r} yet")

@@ -22,6 +22,10 @@ class ReferenceAgent:
             from runner.agents.reference.mr import MRReferenceSolver
 
             self._solver = MRReferenceSolver(card, subject)
+        elif card.modality == "us":
+            from runner.agents.reference.us import USReferenceSolver
+
+            self._solver = USReferenceSolver(card, subject)
         else:
             raise NotImplementedError(f"no reference solver for modality {card.modality!r} yet")
 

@@ -1,0 +1,91 @@
+"""The ultrasound task registry: per task id, its oracle family, what the oracle checks and the solver's inputs.
+
+Read by the ultrasound oracles (scoring/oracles/us.py) and the reference planner (runner/agents/reference/us.py).
+The kidney a task is about comes from the dump (`exam.kidney`, set by the card or drawn per seed), never from
+here. Thresholds are judged from what a sonographer would accept (a kidney length quoted to within a few mm,
+a long-axis view that shows both poles and the hilum), not from the reference solver's results.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+CONTROL = "us_control"
+MEASURE = "us_measure"
+SAVE = "us_save"
+VIEW = "us_view"
+OPTIMIZE = "us_optimize"
+CONTACT = "us_contact"
+Family = Literal["us_control", "us_measure", "us_save", "us_view", "us_optimize", "us_contact"]
+Kind = Literal["set_acquisition", "set_display", "measure", "preset_save", "long_axis", "optimize",
+               "contact_vs_gain"]
+
+# ---- thresholds -----------------------------------------------------------------------------------
+# Values typed into a field: the console stores them at the field's precision (0.1 MHz, 1 dB).
+VALUE_TOLERANCE = 0.05
+# A kidney length is reported to the nearest few mm; 5% (~5.5 mm of an 11 cm kidney) is the issue's figure.
+CALIPER_LENGTH_TOLERANCE = 0.05
+# Each caliper end lies on a pole of the kidney as cut by the image: within 1 cm of the section's tip.
+CALIPER_END_MAX_MM = 10.0
+# Long-axis view: the plane within 15 deg of the kidney's long axis (MR's coarse planning tolerance), the
+# visible in-plane length at least 90% of the true length (physics.md: oblique cuts under-estimate), and the
+# hilum within 1 cm of the plane and inside the displayed sector.
+LONG_AXIS_MAX_DEG = 15.0
+LONG_AXIS_MIN_LENGTH_FRACTION = 0.90
+HILUM_MAX_MM = 10.0
+# The kidney stays in view where a task starts on it and is not about finding it (80% of its length shown).
+IN_VIEW_MIN_LENGTH_FRACTION = 0.80
+# A saved item "of the kidney" shows at least half its length.
+SAVED_VIEW_MIN_LENGTH_FRACTION = 0.50
+# Depth fills sensibly: the whole kidney shown with at least 5 mm below it, and the kidney's deepest point in
+# the lower part of the image (at least 60% of the depth), so most of the image is not below the kidney.
+DEPTH_MARGIN_MIN_MM = 5.0
+KIDNEY_BOTTOM_MIN_FRACTION = 0.60
+# The focal zone at the kidney: within 15 mm of the depth of the kidney's centre (about half its
+# antero-posterior extent from the flank).
+FOCUS_MAX_OFF_MM = 15.0
+# Mean grey level (0-255) of the kidney on the displayed image: mid-grey renal parenchyma, neither so dark
+# that the cortex merges with the noise nor so bright that the sinus saturates.
+KIDNEY_GREY_RANGE = (70.0, 150.0)
+# Contact restored: the gel film whole and at most 5% of the scan lines (an edge of the convex array on a
+# curved flank) without contact.
+CONTACT_MIN_LINE_MEAN = 0.95
+CONTACT_MIN_FRACTION = 0.95
+# Gain not pushed to compensate for poor contact: the overall gain within 5 units (2.5 dB) of its start and
+# no TGC pot raised by more than 3 dB.
+GAIN_MAX_CHANGE = 5.0
+TGC_MAX_RAISE_DB = 3.0
+
+
+@dataclass(frozen=True)
+class USTask:
+    """One ultrasound task: what the oracle checks and what the reference planner aims at."""
+
+    id: str
+    family: Family
+    kind: Kind
+    control: str | None = None  # the control the goal names (a USModel parameter or choice)
+    value: float | str | None = None  # the value the goal asks for
+    preset: str | None = None  # the preset the goal names
+    annotation: str | None = None  # the annotation text the goal asks for
+
+    def stage_names(self) -> list[str]:
+        """The oracle's stage names for this task, in verdict order."""
+        from scoring.oracles.us import stage_names
+
+        return stage_names(self)
+
+
+def _entries(*tasks: USTask) -> dict[str, USTask]:
+    return {t.id: t for t in tasks}
+
+
+REGISTRY: dict[str, USTask] = _entries(
+    USTask("us_kidney_set_acquisition_v1", CONTROL, "set_acquisition", control="frequency_mhz", value=5.0),
+    USTask("us_kidney_set_display_v1", CONTROL, "set_display", control="dynamic_range_db", value=50.0),
+    USTask("us_kidney_measure_annotate_save_v1", MEASURE, "measure", annotation="RT KIDNEY"),
+    USTask("us_kidney_preset_acquire_save_v1", SAVE, "preset_save", preset="Renal"),
+    USTask("us_kidney_long_axis_search_v1", VIEW, "long_axis"),
+    USTask("us_kidney_acquisition_optimization_v1", OPTIMIZE, "optimize"),
+    USTask("us_kidney_contact_vs_gain_v1", CONTACT, "contact_vs_gain"),
+)
