@@ -7,8 +7,6 @@ by the GUI action's nominal duration (or the requested wait), as the console's c
 from __future__ import annotations
 
 import time
-from typing import Any
-
 from consoles.common.clock import SimClock
 from runner.actions import NOMINAL_SECONDS
 from runner.agents.reference.common import Op, wait_seconds
@@ -68,17 +66,13 @@ def run_mr(card: TaskCard, subject: str, seed: int, planner: MRPlanner | None = 
         except ConsoleActionError as exc:
             raise HeadlessError(f"{card.id} {subject} seed {seed}: the console refused {op}: {exc}") from exc
         clock.advance(OP_SECONDS)
-    verdict = get_oracle(card.oracle)(st, planner.oracle if planner._oracle is not None else _oracle(subject), card)
+    verdict = get_oracle(card.oracle)(st, planner.oracle, card)
     return HeadlessRun(verdict, st, ops, time.perf_counter() - t0)
-
-
-def _oracle(subject: str) -> Any:
-    from scoring.subject_oracle import load_oracle
-
-    return load_oracle(subject)
 
 
 def score_initial_mr(card: TaskCard, subject: str, seed: int) -> OracleResult:
     """The oracle's verdict on the start state, nothing done (the no-op agent's best case)."""
+    from scoring.subject_oracle import load_oracle
+
     st = make_model(card, subject, seed).state()
-    return get_oracle(card.oracle)(st, _oracle(subject), card)
+    return get_oracle(card.oracle)(st, load_oracle(subject), card)
