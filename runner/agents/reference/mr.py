@@ -30,6 +30,7 @@ class MRPlanner:
         self.task: MRTask = entry_for_card(card)
         self.subject = subject
         self._oracle = oracle
+        self._adequate: dict[int, bool] = {}
 
     @property
     def oracle(self):
@@ -83,7 +84,9 @@ class MRPlanner:
         from scoring.oracles.mr import kidney_coverage
 
         series = self._row(st, renal_uid)["series"]
-        return min(kidney_coverage(st, self.oracle, series).values()) >= RENAL_MIN_COVERAGE
+        if series not in self._adequate:  # an acquired series never changes: measure it once
+            self._adequate[series] = min(kidney_coverage(st, self.oracle, series).values()) >= RENAL_MIN_COVERAGE
+        return self._adequate[series]
 
     # ---- policy -------------------------------------------------------------------------------------
     def next_op(self, st: dict[str, Any]) -> Op:
