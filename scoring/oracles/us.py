@@ -18,6 +18,7 @@ PARTIAL otherwise. AQ (0-100) is the share of the task's checks met.
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Mapping
 
@@ -120,7 +121,7 @@ def kidney_anatomy(oracle, side: str) -> dict[str, Any]:
         med -= np.dot(med, axis) * axis
         med /= max(1e-9, float(np.linalg.norm(med)))
         hilum = c + med * 0.5 * float(np.ptp((pts - c) @ med))
-    out = {"centre": c, "axis": axis, "length_mm": length, "hilum": np.asarray(hilum, float)}
+    out = {"centre": c, "axis": axis, "length_mm": length, "hilum": np.asarray(hilum, float), "points": pts}
     cache[key] = out
     return out
 
@@ -152,14 +153,21 @@ def kidney_section(oracle, side: str, plane: Mapping[str, Any], depth_mm: float)
     h = math.radians(float(plane["fov_deg"])) / 2.0
     half_w = (r0 + depth_mm) * math.sin(h)
     y_top = r0 * math.cos(h) - r0
-    xc, yc = 0.0, (y_top + depth_mm) / 2.0
+    # reslice only around the kidney's voxels near the plane (the rest of the sector cannot hold it)
+    d = kidney_anatomy(oracle, side)["points"] - f
+    near = np.abs(d @ n) <= 2.0 * float(np.max(oracle.runtime.spacing_mm))
+    kx, ky = d[near] @ u, d[near] @ b
+    x0, x1 = max(-half_w, float(kx.min()) - 3.0) if near.any() else 0.0, min(half_w, float(kx.max()) + 3.0) if near.any() else 0.0
+    y0, y1 = max(y_top, float(ky.min()) - 3.0) if near.any() else 0.0, min(depth_mm, float(ky.max()) + 3.0) if near.any() else 0.0
+    if not near.any() or x1 <= x0 or y1 <= y0:
+        x0, x1, y0, y1 = -1.0, 1.0, 0.0, 2.0
+    xc, yc = (x0 + x1) / 2.0, (y0 + y1) / 2.0
     pose = PlanePose.from_axes(f + xc * u + yc * b, u, -b)
     mask = oracle.organ_mask(f"kidney_{side}").astype(np.uint8)
     rt = oracle.runtime
-    fov = (2.0 * half_w + 2.0, depth_mm - y_top + 2.0)
     from rendering.geometry import ResliceGrid
 
-    grid = ResliceGrid.centred(pose, fov, SECTION_PIXEL_MM)
+    grid = ResliceGrid.centred(pose, (x1 - x0 + 1.0, y1 - y0 + 1.0), SECTION_PIXEL_MM)
     cut = reslice(mask, rt.origin_mm, rt.spacing_mm, grid, order=0) > 0
     uu, vv = grid.uv()
     x, y = xc + uu, yc - vv
@@ -214,11 +222,17 @@ def view_measures(oracle, side: str, plane: Mapping[str, Any], depth_mm: float) 
             "hilum_in_sector": bool(in_sector(plane, depth_mm, np.array(hx), np.array(hy)))}
 
 
-def kidney_grey(oracle, side: str, record: Mapping[str, Any], shape: Any) -> float | None:
-    """Mean grey level (0-255) of the kidney's pixels on the image re-formed from a record (None: not shown)."""
+def shown_frame(oracle, record: Mapping[str, Any], shape: Any):
+    """The image a record shows, re-formed (with its labels) as the console formed it."""
     from rendering.us_image import frame_from_record
 
-    fr = frame_from_record(oracle.runtime, record, tuple(shape), with_labels=True)
+    key = ("frame", json.dumps(record, sort_keys=True), tuple(shape))
+    return _memo(oracle, key, lambda: frame_from_record(oracle.runtime, record, tuple(shape), with_labels=True))
+
+
+def kidney_grey(oracle, side: str, record: Mapping[str, Any], shape: Any) -> float | None:
+    """Mean grey level (0-255) of the kidney's pixels on the image re-formed from a record (None: not shown)."""
+    fr = shown_frame(oracle, record, shape)
     ids = oracle.organ_labels(f"kidney_{side}")
     sel = np.isin(fr.labels, ids)
     return round(float(fr.pixels[sel].mean()), 2) if sel.any() else None
@@ -362,17 +376,32 @@ def view(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     return _verdict(task, stages, checks, details)
 
 
+def _memo(oracle, key: tuple, make):
+    """A few recent results per oracle (the planner and the oracle of one episode ask about the same image)."""
+    store = oracle._mask_cache.setdefault("us_memo", {})
+    if key not in store:
+        if len(store) >= 8:
+            store.pop(next(iter(store)))
+        store[key] = make()
+    return store[key]
+
+
 def image_quality(oracle, side: str, state: Mapping[str, Any]) -> dict[str, Any]:
     """Depth, focus and brightness of the image on the screen against the kidney it shows."""
     rec = shown(state)
+    key = ("quality", side, json.dumps(rec, sort_keys=True), tuple(state["image"]["shape"]))
+    return _memo(oracle, key, lambda: _image_quality(oracle, side, rec, state["image"]["shape"]))
+
+
+def _image_quality(oracle, side: str, rec: Mapping[str, Any], shape: Any) -> dict[str, Any]:
     depth, focus = record_depth(rec), record_focus(rec)
     vm = view_measures(oracle, side, rec["plane"], depth)
     sec = vm["section"]
-    grey = kidney_grey(oracle, side, rec, state["image"]["shape"])
+    grey = kidney_grey(oracle, side, rec, shape)
     # the kidney's depths as the oracle sees them: the section not clipped by the image's depth (a plane deep
     # enough for every kidney voxel)
     f, _, b, _ = _plane_vectors(rec["plane"])
-    reach = float(((oracle.organ_voxels_mm(f"kidney_{side}") - f) @ b).max()) + 10.0
+    reach = float(((kidney_anatomy(oracle, side)["points"] - f) @ b).max()) + 10.0
     full = kidney_section(oracle, side, rec["plane"], max(depth, min(400.0, reach)))
     return {"kidney": side, "depth_mm": depth, "focus_mm": focus, "kidney_length_fraction": vm["length_fraction"],
             "kidney_top_mm": full["top_mm"], "kidney_centre_mm": full["centre_mm"],

@@ -89,11 +89,9 @@ class USPlanner:
         acquired once and shifted in dB (gain is an offset before compression), then re-displayed."""
         from rendering import us_image as U
         from rendering.us_physics import GAIN_DB_PER_UNIT, GAIN_RANGE
-        from scoring.oracles.us import shown
+        from scoring.oracles.us import shown, shown_frame
 
-        rec = shown(st)
-        rt = self.oracle.runtime
-        fr = U.frame_from_record(rt, rec, tuple(st["image"]["shape"]), with_labels=True)
+        fr = shown_frame(self.oracle, shown(st), st["image"]["shape"])
         sel = np.isin(fr.labels, self.oracle.organ_labels(f"kidney_{self.side(st)}"))
         g0 = float(st["controls"]["gain"])
 
@@ -200,6 +198,8 @@ class USPlanner:
             p = st["pose"]["pressure"] * 100.0
             return Op("set_param", {"name": "pressure_pct",
                                     "value": GOOD_PRESSURE_PCT if p < GOOD_PRESSURE_PCT - 0.5 else min(100.0, p + PRESSURE_STEP_PCT)})
+        if st["start"]["fault"] != "none":
+            return Op("done")  # the contact was the cause (privileged: the start record): the gain stays
         grey = self.kidney_grey(st)
         if grey is None or grey < KIDNEY_GREY_RANGE[0]:  # contact is good and the image is still dark: gain
             gain = self.gain_for_grey(st)
