@@ -16,17 +16,13 @@ from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import button, group
 from consoles.mr import view_graphics as graphics
-from consoles.mr.model import CARD, CHOICES, PARAM, MRModel
-from consoles.mr.view_parts import THUMB_PX, ChoiceRow, HandDrag, RenameField, status_icon, thumbnail
+from consoles.mr.model import MRModel
+from consoles.mr.view_card import TABS, CardPanel, mss
+from consoles.mr.view_parts import THUMB_PX, HandDrag, RenameField, status_icon, thumbnail
 
 ROLE = QtCore.Qt.ItemDataRole.UserRole
 MENU_ENTRIES = (("open", "Open"), ("rename", "Rename"), ("repeat", "Repeat"), ("skip", "Skip"),
                 ("delete", "Delete"), ("move_up", "Move up"), ("move_down", "Move down"))
-CHOICE_LABELS = {"trigger": {"none": "None", "ecg": "ECG", "pulse": "Pulse"},
-                 "main": {"T": "Tra", "C": "Cor", "S": "Sag"},
-                 "shim_mode": {"tune_up": "Tune-up", "standard": "Standard", "advanced": "Advanced"}}
-CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": "Shim mode"}
-TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
 LAYOUTS = ("1x1", "1x2", "2x2")
 GRAPHICS = (("all", "All slices"), ("outer", "Outer"), ("off", "Off"))
 QUEUE_ROW_PX = 24
@@ -37,12 +33,6 @@ LEFT_W, RIGHT_W = 356, 312
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
 SERIES_CELL_W = 182  # three entries side by side in the series list (beside a scroll bar's room)
-
-
-def mss(seconds: float) -> str:
-    """m:ss, as a scanner's queue shows durations."""
-    s = int(round(max(0.0, seconds)))
-    return f"{s // 60}:{s % 60:02d}"
 
 
 class MRConsoleView(ConsoleViewBase):
@@ -56,7 +46,6 @@ class MRConsoleView(ConsoleViewBase):
         self._menu_uid: int | None = None
         self._shown: list[Any] = [None] * 4  # per viewport: what image it shows (skip re-uploading)
         self._thumbs: dict[tuple, QtGui.QPixmap] = {}
-        self._tab = 0
         outer = QtWidgets.QVBoxLayout(self.central)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
@@ -66,7 +55,8 @@ class MRConsoleView(ConsoleViewBase):
         body.setSpacing(8)
         body.addWidget(self._build_left())
         body.addWidget(self._build_centre(), 1)
-        body.addWidget(self._build_right())
+        self.card_panel = CardPanel(self, RIGHT_W)
+        body.addWidget(self.card_panel.widget)
         outer.addLayout(body, 1)
         self.message = self._name("message", QtWidgets.QLabel())
         self.message.setFixedHeight(30)
@@ -259,96 +249,6 @@ class MRConsoleView(ConsoleViewBase):
         lay.addWidget(g)
         return area
 
-    def _build_right(self) -> QtWidgets.QWidget:
-        panel = QtWidgets.QWidget()
-        panel.setFixedWidth(RIGHT_W)
-        lay = QtWidgets.QVBoxLayout(panel)
-        lay.setContentsMargins(0, 0, 0, 0)
-        g, gl = group("Parameters", "card_group")
-        self.card_title = self._name("card_title", QtWidgets.QLabel())
-        self.card_title.setWordWrap(True)
-        # two lines whatever it says: an empty word-wrapped label is laid out 1 px shorter after it
-        # once held text, which moved the tabs of a console reset in place
-        self.card_title.setFixedHeight(34)
-        self.card_title.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
-        gl.addWidget(self.card_title)
-        tabs = QtWidgets.QHBoxLayout()
-        tabs.setSpacing(3)
-        self.tab_btns: list[QtWidgets.QPushButton] = []
-        for i, tab in enumerate(TABS):
-            name = f"tab_{tab.lower()}"
-            b = self._name(name, button(tab, name, lambda i=i: self._show_tab(i)))
-            b.setCheckable(True)
-            b.setStyleSheet("padding: 4px 6px;")
-            self.tab_btns.append(b)
-            tabs.addWidget(b)
-        gl.addLayout(tabs)
-        self.pages = QtWidgets.QStackedWidget()
-        self.choices: dict[str, ChoiceRow] = {}
-        self.reasons: list[QtWidgets.QLabel] = []
-        for tab in TABS:
-            self.pages.addWidget(self._build_tab(tab))
-        none_page = QtWidgets.QLabel("Double-click a row of the exam queue (or right-click it and choose "
-                                     "Open) to see and change its parameters.")
-        none_page.setObjectName("no_row_open")
-        none_page.setWordWrap(True)
-        none_page.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
-        none_page.setStyleSheet("color: #c0c6ce; padding: 8px;")
-        self.no_row_page = none_page
-        self.pages.addWidget(none_page)
-        gl.addWidget(self.pages)
-        self.scan_time = self._name("scan_time", QtWidgets.QLabel())
-        gl.addWidget(self.scan_time)
-        self.conflict = self._name("conflict", QtWidgets.QLabel())
-        self.conflict.setWordWrap(True)
-        self.conflict.setStyleSheet("color: #ff9a8a;")
-        gl.addWidget(self.conflict)
-        gl.addStretch(1)
-        lay.addWidget(g, 1)
-        return panel
-
-    def _build_tab(self, tab: str) -> QtWidgets.QWidget:
-        page = QtWidgets.QWidget()
-        pl = QtWidgets.QVBoxLayout(page)
-        pl.setContentsMargins(0, 6, 0, 0)
-        pl.setSpacing(8)
-        names = CARD[tab]
-        card = self.parameter_card([n for n in names if n not in CHOICES])
-        form: QtWidgets.QFormLayout = card.layout
-        for idx, n in enumerate(names):
-            if n not in CHOICES:
-                continue
-            row = ChoiceRow(n, CHOICES[n][0], CHOICE_LABELS[n], lambda o, n=n: self._do(self.model.set_param, n, o))
-            for opt, b in row.buttons.items():
-                self._name(f"{n}:{opt}", b)
-            self.choices[n] = row
-            # choices take their place in the card's order; their label on a line of its own when the
-            # buttons need the whole width
-            pos = sum(1 for m in names[:idx] if m not in CHOICES) + sum(
-                2 if self._wide_choice(m) else 1 for m in names[:idx] if m in CHOICES)
-            label = QtWidgets.QLabel(CHOICE_TITLES[n])
-            if self._wide_choice(n):
-                form.insertRow(pos, label)
-                form.insertRow(pos + 1, row)
-            else:
-                form.insertRow(pos, label, row)
-        pl.addLayout(form)
-        if tab == "Geometry":
-            self.orientation_label = self._name("orientation_readout", QtWidgets.QLabel())
-            form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
-        reason = QtWidgets.QLabel()
-        reason.setObjectName(f"greyed_{tab.lower()}")
-        reason.setWordWrap(True)
-        reason.setStyleSheet("color: #9aa3ae;")
-        self.reasons.append(reason)
-        pl.addWidget(reason)
-        pl.addStretch(1)
-        return page
-
-    @staticmethod
-    def _wide_choice(name: str) -> bool:
-        return name == "shim_mode"
-
     # ---- reset in place ---------------------------------------------------------------------
     def _restore_built_state(self) -> None:
         """The MR widgets as built (see ConsoleViewBase.rebind): menu closed, no rename, no drag,
@@ -368,13 +268,9 @@ class MRConsoleView(ConsoleViewBase):
         self._shown = [None] * 4
         self.viewer.state = self.model.layout
         self.viewer.sync()
-        self._show_tab(0)
+        self.card_panel.show_tab(0)
 
     # ---- glue -------------------------------------------------------------------------------
-    def _show_tab(self, i: int) -> None:
-        self._tab = i
-        self._refresh_card_page()
-
     def _uid_at(self, row: int) -> int:
         return int(self.queue.item(row, 0).data(ROLE))
 
@@ -552,34 +448,7 @@ class MRConsoleView(ConsoleViewBase):
         self.shim_btn.setChecked(bool(m.shim_box_visible))
 
     def _refresh_card(self) -> None:
-        m = self.model
-        self.refresh_cards()
-        row = m.open_row
-        for tb in self.tab_btns:
-            tb.setEnabled(row is not None)
-        if row is None:
-            self.card_title.setText("<b>No row open</b>")
-            self.scan_time.setText("")
-            self.conflict.setText("")
-        else:
-            self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
-            self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
-            found = m.row_conflicts(row)
-            self.conflict.setText(f"Conflict: {found[0]}" if found else "")
-            self.orientation_label.setText(row.params.orientation_text())
-        card = m.card()
-        for name, row_w in self.choices.items():
-            opts, rule = CHOICES[name]
-            row_w.show_value(None if row is None else getattr(row.params, name), rule(m))
-        for tab, label in zip(TABS, self.reasons):
-            label.setText(_greyed_text(card.get(tab, [])) if row is not None else "")
-        self._refresh_card_page()
-
-    def _refresh_card_page(self) -> None:
-        has_row = self.model.open_row is not None
-        self.pages.setCurrentIndex(self._tab if has_row else len(TABS))
-        for i, b in enumerate(self.tab_btns):
-            b.setChecked(has_row and i == self._tab)
+        self.card_panel.refresh()
 
     def _refresh_message(self) -> None:
         self.message.setText(self.model.message)
@@ -662,7 +531,7 @@ class MRConsoleView(ConsoleViewBase):
     # ---- controller interface ---------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         s = self.model.state()
-        s["ui"] = {"card_tab": TABS[self._tab], "menu_open": self.menu.isVisible(),
+        s["ui"] = {"card_tab": TABS[self.card_panel.tab], "menu_open": self.menu.isVisible(),
                    "renaming": self._rename_uid}
         return s
 
@@ -689,13 +558,3 @@ def _set_style(w: QtWidgets.QWidget, style: str) -> None:
     """A style sheet set only when it changes (setting one re-polishes the widget)."""
     if w.styleSheet() != style:
         w.setStyleSheet(style)
-
-
-def _greyed_text(fields: list[dict[str, Any]]) -> str:
-    """Why the greyed fields of one tab are greyed, one line per reason: 'TI: This sequence has no inversion pulse.'"""
-    by_reason: dict[str, list[str]] = {}
-    for f in fields:
-        if not f.get("enabled") and f.get("reason"):
-            label = f.get("label") or CHOICE_TITLES.get(f["name"], f["name"])
-            by_reason.setdefault(f["reason"], []).append(label)
-    return "\n".join(f"{', '.join(labels)}: {reason}" for reason, labels in by_reason.items())

@@ -1,0 +1,172 @@
+"""The MR console's parameter card (Qt): the open row's Routine, Contrast, Physio and Geometry tabs.
+
+Numeric fields come from the view's `parameter_card` (declared Parameters, greyed by their Rules);
+settings chosen from a list (CHOICES) are rows of checkable buttons named "<choice>:<option>". Under
+the tabs: the scan time and the first conflict in words; in each tab, why its greyed fields are greyed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6 import QtCore, QtWidgets
+
+from consoles.common.widgets import button, group
+from consoles.mr.model import CARD, CHOICES
+from consoles.mr.view_parts import ChoiceRow
+
+CHOICE_LABELS = {"trigger": {"none": "None", "ecg": "ECG", "pulse": "Pulse"},
+                 "main": {"T": "Tra", "C": "Cor", "S": "Sag"},
+                 "shim_mode": {"tune_up": "Tune-up", "standard": "Standard", "advanced": "Advanced"}}
+CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": "Shim mode"}
+TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
+WIDE_CHOICES = ("shim_mode",)  # buttons that need the card's whole width, under their label
+
+
+def mss(seconds: float) -> str:
+    """m:ss, as a scanner's queue and card show durations."""
+    s = int(round(max(0.0, seconds)))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class CardPanel:
+    """Builds the card into a panel for `view` (an MRConsoleView: its model, `_name`, `_do` and
+    `parameter_card`) and shows the view's current model (the view may be rebound)."""
+
+    def __init__(self, view: Any, width: int) -> None:
+        self.view = view
+        self.tab = 0
+        self.widget = self._build(width)
+
+    def _build(self, width: int) -> QtWidgets.QWidget:
+        panel = QtWidgets.QWidget()
+        panel.setFixedWidth(width)
+        lay = QtWidgets.QVBoxLayout(panel)
+        lay.setContentsMargins(0, 0, 0, 0)
+        g, gl = group("Parameters", "card_group")
+        self.card_title = self.view._name("card_title", QtWidgets.QLabel())
+        self.card_title.setWordWrap(True)
+        # two lines whatever it says: an empty word-wrapped label is laid out 1 px shorter after it
+        # once held text, which moved the tabs of a console reset in place
+        self.card_title.setFixedHeight(34)
+        self.card_title.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        gl.addWidget(self.card_title)
+        tabs = QtWidgets.QHBoxLayout()
+        tabs.setSpacing(3)
+        self.tab_btns: list[QtWidgets.QPushButton] = []
+        for i, tab in enumerate(TABS):
+            name = f"tab_{tab.lower()}"
+            b = self.view._name(name, button(tab, name, lambda i=i: self.show_tab(i)))
+            b.setCheckable(True)
+            b.setStyleSheet("padding: 4px 6px;")
+            self.tab_btns.append(b)
+            tabs.addWidget(b)
+        gl.addLayout(tabs)
+        self.pages = QtWidgets.QStackedWidget()
+        self.choices: dict[str, ChoiceRow] = {}
+        self.reasons: list[QtWidgets.QLabel] = []
+        for tab in TABS:
+            self.pages.addWidget(self._build_tab(tab))
+        none_page = QtWidgets.QLabel("Double-click a row of the exam queue (or right-click it and choose "
+                                     "Open) to see and change its parameters.")
+        none_page.setObjectName("no_row_open")
+        none_page.setWordWrap(True)
+        none_page.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        none_page.setStyleSheet("color: #c0c6ce; padding: 8px;")
+        self.no_row_page = none_page
+        self.pages.addWidget(none_page)
+        gl.addWidget(self.pages)
+        self.scan_time = self.view._name("scan_time", QtWidgets.QLabel())
+        gl.addWidget(self.scan_time)
+        self.conflict = self.view._name("conflict", QtWidgets.QLabel())
+        self.conflict.setWordWrap(True)
+        self.conflict.setStyleSheet("color: #ff9a8a;")
+        gl.addWidget(self.conflict)
+        gl.addStretch(1)
+        lay.addWidget(g, 1)
+        return panel
+
+    def _build_tab(self, tab: str) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        pl = QtWidgets.QVBoxLayout(page)
+        pl.setContentsMargins(0, 6, 0, 0)
+        pl.setSpacing(8)
+        names = CARD[tab]
+        card = self.view.parameter_card([n for n in names if n not in CHOICES])
+        form: QtWidgets.QFormLayout = card.layout
+        for idx, n in enumerate(names):
+            if n not in CHOICES:
+                continue
+            row = ChoiceRow(n, CHOICES[n][0], CHOICE_LABELS[n], lambda o, n=n: self.view._do(self.view.model.set_param, n, o))
+            for opt, b in row.buttons.items():
+                self.view._name(f"{n}:{opt}", b)
+            self.choices[n] = row
+            # choices take their place in the card's order; their label on a line of its own when the
+            # buttons need the whole width
+            pos = sum(1 for m in names[:idx] if m not in CHOICES) + sum(
+                2 if m in WIDE_CHOICES else 1 for m in names[:idx] if m in CHOICES)
+            label = QtWidgets.QLabel(CHOICE_TITLES[n])
+            if n in WIDE_CHOICES:
+                form.insertRow(pos, label)
+                form.insertRow(pos + 1, row)
+            else:
+                form.insertRow(pos, label, row)
+        pl.addLayout(form)
+        if tab == "Geometry":
+            self.orientation_label = self.view._name("orientation_readout", QtWidgets.QLabel())
+            form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
+        reason = QtWidgets.QLabel()
+        reason.setObjectName(f"greyed_{tab.lower()}")
+        reason.setWordWrap(True)
+        reason.setStyleSheet("color: #9aa3ae;")
+        self.reasons.append(reason)
+        pl.addWidget(reason)
+        pl.addStretch(1)
+        return page
+
+    def show_tab(self, i: int) -> None:
+        """Show tab i (0: Routine); with no row open the card stays on its empty page."""
+        self.tab = i
+        self._show_page()
+
+
+    def refresh(self) -> None:
+        """Values, enabled states, read-outs and reasons from the model."""
+        m = self.view.model
+        self.view.refresh_cards()
+        row = m.open_row
+        for tb in self.tab_btns:
+            tb.setEnabled(row is not None)
+        if row is None:
+            self.card_title.setText("<b>No row open</b>")
+            self.scan_time.setText("")
+            self.conflict.setText("")
+        else:
+            self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
+            self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
+            found = m.row_conflicts(row)
+            self.conflict.setText(f"Conflict: {found[0]}" if found else "")
+            self.orientation_label.setText(row.params.orientation_text())
+        card = m.card()
+        for name, row_w in self.choices.items():
+            opts, rule = CHOICES[name]
+            row_w.show_value(None if row is None else getattr(row.params, name), rule(m))
+        for tab, label in zip(TABS, self.reasons):
+            label.setText(_greyed_text(card.get(tab, [])) if row is not None else "")
+        self._show_page()
+
+    def _show_page(self) -> None:
+        has_row = self.view.model.open_row is not None
+        self.pages.setCurrentIndex(self.tab if has_row else len(TABS))
+        for i, b in enumerate(self.tab_btns):
+            b.setChecked(has_row and i == self.tab)
+
+
+
+def _greyed_text(fields: list[dict[str, Any]]) -> str:
+    """Why the greyed fields of one tab are greyed, one line per reason: 'TI: This sequence has no inversion pulse.'"""
+    by_reason: dict[str, list[str]] = {}
+    for f in fields:
+        if not f.get("enabled") and f.get("reason"):
+            label = f.get("label") or CHOICE_TITLES.get(f["name"], f["name"])
+            by_reason.setdefault(f["reason"], []).append(label)
+    return "\n".join(f"{', '.join(labels)}: {reason}" for reason, labels in by_reason.items())
