@@ -31,7 +31,7 @@ from scoring.registry.us import (CALIPER_END_MAX_MM, CALIPER_LENGTH_TOLERANCE, C
                                  CONTACT_MIN_LINE_MEAN, CONTROL, DEPTH_MARGIN_MIN_MM, FOCUS_MAX_OFF_MM,
                                  GAIN_MAX_CHANGE, HILUM_MAX_MM, IN_VIEW_MIN_LENGTH_FRACTION, KIDNEY_BOTTOM_MIN_FRACTION,
                                  KIDNEY_GREY_RANGE, LONG_AXIS_MAX_DEG, LONG_AXIS_MIN_LENGTH_FRACTION, MEASURE,
-                                 OPTIMIZE, SAVE, SAVED_VIEW_MIN_LENGTH_FRACTION, TGC_MAX_RAISE_DB, VALUE_TOLERANCE,
+                                 OPTIMIZE, SAVE, SAVED_VIEW_MIN_LENGTH_FRACTION, TGC_MAX_CHANGE_DB, VALUE_TOLERANCE,
                                  VIEW, USTask)
 from scoring.verdict import OracleResult
 from scoring.workflow import checks_verdict
@@ -432,16 +432,16 @@ def optimize(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
               "depth_fits_kidney": _depth_ok(q),
               "focus_at_kidney": c is not None and abs(q["focus_mm"] - c) <= FOCUS_MAX_OFF_MM,
               "brightness": _grey_ok(q)}
-    stages = {"depth_adjusted": changed(state, "depth_cm", "preset"),
-              "focus_adjusted": changed(state, "focus_cm", "preset"),
-              "gain_adjusted": changed(state, "gain", "tgc", "preset")}
+    # the goal asks for the depth, focus and gain controls: a preset reloaded does not adjust them to the view
+    stages = {"depth_adjusted": changed(state, "depth_cm"), "focus_adjusted": changed(state, "focus_cm"),
+              "gain_adjusted": changed(state, "gain", "tgc")}
     return _verdict(task, stages, checks, details)
 
 
 @register(CONTACT)
 def contact(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
-    """A dark image: poor contact is fixed at the probe (gel, pressure) without raising the gain; a low gain
-    is raised until the kidney is seen at a normal brightness."""
+    """A dark image: poor contact is fixed at the probe (gel, pressure) with the gain and TGC left alone; a low
+    gain is raised until the kidney is seen at a normal brightness."""
     task: USTask = entry_for_card(card)
     side = _side(state)
     start = state["start"]
@@ -449,9 +449,9 @@ def contact(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     con = state["contact"]
     q = image_quality(oracle, side, state)
     c0, c1 = start["controls"], state["controls"]
-    tgc_raise = max(float(b) - float(a) for a, b in zip(c0["tgc_db"], c1["tgc_db"]))
+    tgc_change = max(abs(float(b) - float(a)) for a, b in zip(c0["tgc_db"], c1["tgc_db"]))
     details: dict[str, Any] = {"dark_cause": cause, "fault": start["fault"], "contact": con,
-                               "gain_start": c0["gain"], "gain_end": c1["gain"], "max_tgc_raise_db": tgc_raise,
+                               "gain_start": c0["gain"], "gain_end": c1["gain"], "max_tgc_change_db": tgc_change,
                                "kidney_grey": q["kidney_grey"], "grey_range": list(KIDNEY_GREY_RANGE),
                                "kidney_length_fraction": q["kidney_length_fraction"]}
     checks = {"contact_ok": bool(con["coupling"]["ok"]) and con["line_contact_mean"] >= CONTACT_MIN_LINE_MEAN
@@ -459,7 +459,7 @@ def contact(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
               "kidney_in_view": q["kidney_length_fraction"] >= IN_VIEW_MIN_LENGTH_FRACTION}
     if cause == "contact":
         checks["gain_not_compensating"] = abs(float(c1["gain"]) - float(c0["gain"])) <= GAIN_MAX_CHANGE \
-            and tgc_raise <= TGC_MAX_RAISE_DB
+            and tgc_change <= TGC_MAX_CHANGE_DB
     else:
         checks["brightness"] = _grey_ok(q)
     stages = {"image_adjusted": bool(events(state, "gel_applied")) or changed(state, "pressure_pct", "gain", "tgc")
