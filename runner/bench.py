@@ -4,11 +4,14 @@ Per modality that exists (a `consoles/<modality>` package and a task card), on i
 the development subject, one console on one Xvfb:
 
 - `step_ms`: inject a UI click -> console settled -> screenshot captured -> PNG bytes in hand
-  (median and p95); `drag_step_ms` the same for a drag on a viewport handle;
+  (median and p95); `drag_step_ms` the same for a drag on a viewport (CT: a range-edge handle; MR: a
+  localizer image from the series list onto a viewport);
 - `capture_ms` (grab + colour conversion) and `encode_ms` (PNG) medians, over all those steps;
 - `launch_s`: a fresh console, launch -> first frame captured (median);
 - `reset_s`: the same console reset in place to a new episode -> first frame captured (median);
-- `pss_mib`: PSS of runner worker + Xvfb + console after the steps (runner/memory.py).
+- `pss_mib`: PSS of runner worker + Xvfb + console after the steps (runner/memory.py);
+- `ui_step_vs_ct`: each other console's UI step median over CT's, in the same run (issue 10: MR's
+  within 10 %).
 """
 from __future__ import annotations
 
@@ -30,7 +33,9 @@ from runner.memory import pss_mib
 from runner.xinput import open_input
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_TASK = {"ct": "ct_ui_smoke_routine"}  # per modality; otherwise its first card
+# per modality; otherwise its first card. MR: the localizer is acquired at the start, so its images
+# can be dragged onto viewports.
+BENCH_TASK = {"ct": "ct_ui_smoke_routine", "mr": "mr_drag_coronal_to_viewport2_v1"}
 
 
 def _p95(xs: list[float]) -> float:
@@ -106,7 +111,31 @@ def _ct_actions(con: ConsoleProcess, inp, steps: int) -> tuple[list[Action], Cal
     return clicks, drags
 
 
-ACTIONS = {"ct": _ct_actions}
+def _centre(rect: list[int]) -> tuple[int, int]:
+    return rect[0] + rect[2] // 2, rect[1] + rect[3] // 2
+
+
+def _mr_actions(con: ConsoleProcess, inp, steps: int) -> tuple[list[Action], Callable[[], list[Action]]]:
+    """MR: clicks on two queue rows and the empty header (UI steps, as CT's); then drags of localizer
+    images from the series list onto viewports 1-4 in turn (each re-renders a viewport)."""
+    geo = con.geometry()["geometry"]
+    rows = sorted(k for k in geo if k.startswith("queue_row:"))
+    targets = [geo[rows[1]], geo[rows[2]], [600, 10, 10, 10]]
+    clicks = [Action("click", x=_centre(targets[i % 3])[0], y=_centre(targets[i % 3])[1]) for i in range(steps)]
+
+    def drags() -> list[Action]:
+        g = con.geometry()["geometry"]
+        entries = sorted(k for k in g if k.startswith("series_item:"))
+        out = []
+        for i in range(steps):
+            (x, y), (x2, y2) = _centre(g[entries[i % len(entries)]]), _centre(g[f"viewport{i % 4 + 1}"])
+            out.append(Action("drag", x=x, y=y, x2=x2, y2=y2))
+        return out
+
+    return clicks, drags
+
+
+ACTIONS = {"ct": _ct_actions, "mr": _mr_actions}
 
 
 def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: int) -> dict[str, Any]:
@@ -159,7 +188,11 @@ def run_bench(steps: int = 60, launches: int = 5, modalities: list[str] | None =
     with VirtualDisplay(1280, 800) as disp:
         figures = {m: bench_modality(disp, m, steps, launches) for m in mods}
     # other load on the machine moves every figure: say how busy it was
-    return {"cpus": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2), "modalities": figures}
+    out = {"cpus": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2), "modalities": figures}
+    if "ct" in figures:  # UI step overhead of every other console against CT's, measured in this run
+        ct = figures["ct"]["step_ms"]["median"]
+        out["ui_step_vs_ct"] = {m: round(f["step_ms"]["median"] / ct, 3) for m, f in figures.items() if m != "ct"}
+    return out
 
 
 def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
@@ -168,6 +201,8 @@ def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
     if json_out:
         print(json.dumps(report, indent=2))
         return 0
+    for m, ratio in report.get("ui_step_vs_ct", {}).items():
+        print(f"{m} UI step median / CT's: {ratio:.3f}")
     for m, f in report["modalities"].items():
         print(f"{m} ({f['task']}, subject dev; {f['steps']} steps, {f['launches']} launches/resets)")
         for k, v in f.items():

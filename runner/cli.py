@@ -140,7 +140,7 @@ def _rescore_fn():
     def rescore(state, old, ep_dir):
         ran = Path(ep_dir) / CARD_FILE
         card = load_card_file(ran) if ran.is_file() else load_card(old.task)
-        return score_episode(state, card, old.subject)
+        return score_episode(state, card, old.subject, old.termination)
 
     return rescore
 

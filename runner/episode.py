@@ -137,6 +137,6 @@ def make_verdict(card: TaskCard, spec: EpisodeSpec, agent_name: str, state, step
                   sim_seconds=sim_time)
     if termination == "fault" or state is None:
         return Verdict(outcome="INVALID", sr=0.0, pr=0.0, aq=0.0, reason=fault or "no state dump", **common)
-    result = score_episode(state, card, spec.subject)
+    result = score_episode(state, card, spec.subject, termination)
     return Verdict(outcome=result.outcome, sr=result.sr, pr=result.pr, aq=result.aq, reason=result.reason,
                    stages=result.stages, details=result.details, **common)
