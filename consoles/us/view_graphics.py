@@ -102,12 +102,28 @@ def orientation_marker(o: ov.OverlaySet, box: SectorBox) -> None:
         o.add(ov.Circle(f"orientation_marker_{i}", u, v, r / k, ov.ORANGE, 2.0, segments=20))
 
 
-def caliper_overlays(o: ov.OverlaySet, calipers: Sequence[tuple[tuple[float, float], tuple[float, float]]],
+def caliper_overlays(o: ov.OverlaySet, box: SectorBox,
+                     calipers: Sequence[tuple[tuple[float, float], tuple[float, float]]],
                      pending: tuple[float, float] | None) -> None:
-    """Placed calipers (image mm ends; length text beside the line) and a pending first point."""
+    """Placed calipers (image mm ends) and a pending first point. The length ("1: 58.3 mm") sits under
+    the deeper end, where its own line never crosses it (at the middle, a slanted line ran through the
+    digits behind the label's translucent box and OCR read 58.3 as 52.3); above the shallower end when
+    the deeper one is at the bottom of the image."""
+    k = box.k
     for i, (p1, p2) in enumerate(calipers):
-        o.add(ov.Caliper(f"caliper{i + 1}", p1[0], -p1[1], p2[0], -p2[1], CALIPER_COLORS[i % len(CALIPER_COLORS)],
-                         "mm", 1, TEXT_PX))
+        name, color = f"caliper{i + 1}", CALIPER_COLORS[i % len(CALIPER_COLORS)]
+        o.add(ov.Line(name, p1[0], -p1[1], p2[0], -p2[1], color, 1.5, True))
+        o.add(ov.Handle(f"{name}.p0", p1[0], -p1[1], color, 10, "move", name))
+        o.add(ov.Handle(f"{name}.p1", p2[0], -p2[1], color, 10, "move", name))
+        deep, shallow = (p1, p2) if p1[1] >= p2[1] else (p2, p1)
+        length = math.hypot(p2[0] - p1[0], p2[1] - p1[1])
+        text = f"{i + 1}: {length:.1f} mm"
+        if (box.depth_mm - deep[1]) * k > 28.0:
+            o.add(ov.Text(f"{name}.text", deep[0], -deep[1], text, color, TEXT_PX, "center", valign="top",
+                          offset_px=(0.0, 12.0)))
+        else:
+            o.add(ov.Text(f"{name}.text", shallow[0], -shallow[1], text, color, TEXT_PX, "center", valign="bottom",
+                          offset_px=(0.0, -12.0)))
     if pending is not None:
         color = CALIPER_COLORS[len(calipers) % len(CALIPER_COLORS)]
         o.add(ov.Handle("caliper_pending", pending[0], -pending[1], color, 10))
@@ -129,7 +145,7 @@ def image_overlays(depth_mm: float, focus_mm: float, tgc_db: Sequence[float],
     focus_marker(o, box, focus_mm)
     tgc_curve(o, box, tgc_db)
     orientation_marker(o, box)
-    caliper_overlays(o, calipers, pending)
+    caliper_overlays(o, box, calipers, pending)
     annotation_overlays(o, annotations)
     return o
 

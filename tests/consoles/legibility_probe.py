@@ -26,11 +26,13 @@ from pathlib import Path
 # The style sheet rule and field set-up the consoles shipped with before the fix (commit 2226518).
 LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24; border: 1px solid #6b7380; "
                      "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
-READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time")
+READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time",
+                  "frame_rate", "image_info", "caliper_readout", "frequency_readout")
 
 
 def _plain(text: str) -> str:
-    return re.sub(r"<[^>]+>", "", text)
+    """A rich-text label's words as shown: line breaks kept, tags dropped, non-breaking spaces as spaces."""
+    return re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", text)).replace("&nbsp;", " ")
 
 
 def _show_page_of(widget) -> None:
@@ -67,12 +69,6 @@ def _mr_busy_state(view, app) -> None:
 
 def probe_mr_screen(view, out: Path) -> list[dict]:
     """Queue rows (widget grabs) and viewport caption lines (screen crops) as kind "text"."""
-    import os
-
-    from PIL import Image
-
-    from runner.capture import ScreenCapture
-
     manifest: list[dict] = []
     m, q = view.model, view.queue
     for r, row in enumerate(m.rows):
@@ -81,6 +77,38 @@ def probe_mr_screen(view, out: Path) -> list[dict]:
             q.viewport().grab(q.visualRect(q.model().index(r, c))).save(str(out / name))
             manifest.append({"file": name, "widget": f"queue_row:{row.uid}", "kind": "text",
                              "expected": [q.item(r, c).text()]})
+    def wanted(vp, label: str):
+        if not label.startswith("caption") or label == "caption2":  # one-letter orientation: too short
+            return None
+        return [m.viewport_caption(int(vp.name[-1]) - 1)[int(label[-1])]]
+
+    manifest += _screen_crops(view, out, wanted, pad=0)
+    return manifest
+
+
+def _us_busy_state(view, app) -> None:
+    """US at its densest: a right-kidney long axis with the renal preset and a TGC pot pulled, frozen, a
+    caliper across the kidney and an annotation (depth scale, read-outs and image text all on show)."""
+    m = view.model
+    view._do(lambda: m.set_pose(z_mm=-295.0, azimuth_deg=-85.0, rotation_deg=5.0, tilt_deg=-15.0))
+    view._do(m.set_preset, "Renal")
+    view._do(m.set_param, "tgc_6", -12.0)
+    view._do(m.freeze)
+    view._do(m.caliper_point, -25.0, 55.0)
+    view._do(m.caliper_point, 25.0, 85.0)
+    view._do(m.add_annotation, "RT KIDNEY LONG")
+    _settle(app)
+
+
+def _screen_crops(view, out: Path, wanted, pad: int = 4) -> list[dict]:
+    """Viewport labels cropped from a screen capture (VTK draws them), kind "text": for each visible
+    viewport, `wanted(viewport, label name)` gives the words expected there (None: skip the label)."""
+    import os
+
+    from PIL import Image
+
+    from runner.capture import ScreenCapture
+
     for vp in view.viewports():
         if vp.isVisible():
             vp.render_now()
@@ -90,18 +118,42 @@ def probe_mr_screen(view, out: Path) -> list[dict]:
         shot = cap.grab_rgb()
     finally:
         cap.close()
+    manifest: list[dict] = []
     for vp in view.viewports():
         if not vp.isVisible():
             continue
         for label, (x, y, w, h) in vp.label_rects().items():
-            if not label.startswith("caption") or label == "caption2":  # one-letter orientation: too short
+            words = wanted(vp, label)
+            if words is None:
                 continue
-            text = m.viewport_caption(int(vp.name[-1]) - 1)[int(label[-1])]
+            # pad: the glyphs touch a label's box; a little of the dark image around helps the reader
             name = f"{vp.name}_{label}.png"
-            Image.fromarray(shot[y:y + h, x:x + w]).save(out / name)
-            manifest.append({"file": name, "widget": f"{vp.name}.label:{label}", "kind": "text",
-                             "expected": [text]})
+            Image.fromarray(shot[max(0, y - pad):y + h + pad, max(0, x - pad):x + w + pad]).save(out / name)
+            manifest.append({"file": name, "widget": f"{vp.name}.label:{label}", "kind": "text", "expected": words})
     return manifest
+
+
+def probe_us_screen(view, out: Path) -> list[dict]:
+    """The depth scale's numbers, the caliper's length beside its line and the annotation on the image."""
+    m = view.model
+    texts = {f"annotation{i + 1}": a.text for i, a in enumerate(m.annotations)}
+    # the length, not the index before it ("1: "): the value is what must read back
+    texts.update({f"caliper{i + 1}.text": f"{c.length_mm:.1f} mm" for i, c in enumerate(m.calipers)})
+
+    def wanted(vp, label: str):
+        if label.startswith("depth_"):
+            return [actor_text(vp, label)]
+        return [texts[label]] if label in texts else None
+
+    return _screen_crops(view, out, wanted)
+
+
+def actor_text(vp, label: str) -> str:
+    """The text a viewport's overlay label shows (from the overlay set it draws)."""
+    for item in vp.overlays.primitives():
+        if getattr(item, "name", None) == label and hasattr(item, "text"):
+            return item.text
+    raise KeyError(label)
 
 
 def probe_console(modality: str, out: Path, card_path: Path | None = None) -> list[dict]:
@@ -129,6 +181,8 @@ def probe_console(modality: str, out: Path, card_path: Path | None = None) -> li
     _settle(app)
     if modality == "mr":
         _mr_busy_state(view, app)
+    elif modality == "us":
+        _us_busy_state(view, app)
     manifest: list[dict] = []
     fields = sorted(window.findChildren(NumberField), key=lambda f: f.objectName())
     if not fields:
@@ -157,6 +211,8 @@ def probe_console(modality: str, out: Path, card_path: Path | None = None) -> li
                              "expected": _plain(label.text())})
     if modality == "mr":
         manifest += probe_mr_screen(view, out)
+    elif modality == "us":
+        manifest += probe_us_screen(view, out)
     return manifest
 
 

@@ -99,6 +99,38 @@ def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(display, tm
     assert not bad, "illegible values:\n" + "\n".join(bad)
 
 
+def _us_card(tmp_path: Path) -> Path:
+    """A US card with an empty initial state (the US tasks' cards come with their own work)."""
+    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
+    base.update(id="us_legibility", modality="us", title="US legibility", goal="Read the US console.",
+                initial_state={}, perturbations={}, oracle="none", workflow_stages=[])
+    d = tmp_path / "cards" / "us_legibility"
+    d.mkdir(parents=True)
+    (d / "task.json").write_text(json.dumps(base))
+    return d / "task.json"
+
+
+def test_us_fields_status_depth_scale_caliper_and_annotation_read_back(display, tmp_path):
+    """US frozen on a kidney with a caliper and an annotation: every field at its range ends and value,
+    the header, the image's settings and the caliper read-out, the depth scale's numbers, the caliper's
+    length on the image and the annotation."""
+    require_console()
+    require_tesseract()
+    out = tmp_path / "shots"
+    manifest = _probe(display, out, "--modality", "us", "--card", str(_us_card(tmp_path)))
+    fields = {e["widget"] for e in manifest if e["kind"] == "field"}
+    assert {"probe_z_mm_field", "probe_azimuth_deg_field", "probe_rotation_deg_field", "probe_tilt_deg_field",
+            "probe_rock_deg_field", "pressure_pct_field", "depth_cm_field", "focus_cm_field", "frequency_mhz_field",
+            "gain_field", "dynamic_range_db_field"} | {f"tgc_{k}_field" for k in range(1, 9)} <= fields
+    assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {
+        "scanner_status", "exam_time", "frame_rate", "image_info", "caliper_readout", "frequency_readout"}
+    texts = {e["widget"] for e in manifest if e["kind"] == "text"}
+    assert {"us_image.label:depth_0", "us_image.label:depth_12", "us_image.label:caliper1.text",
+            "us_image.label:annotation1"} <= texts
+    bad = _misreads(out, manifest)
+    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
 def test_negative_control_the_old_spinbox_style_is_rejected(display, tmp_path):
     require_console()
     require_tesseract()
