@@ -47,10 +47,11 @@ FOCUS_MAX_OFF_MM = 15.0
 # Mean grey level (0-255) of the kidney on the displayed image: mid-grey renal parenchyma, neither so dark
 # that the cortex merges with the noise nor so bright that the sinus saturates.
 KIDNEY_GREY_RANGE = (70.0, 150.0)
-# Contact restored: the gel film whole and at most 5% of the scan lines (an edge of the convex array on a
-# curved flank) without contact.
-CONTACT_MIN_LINE_MEAN = 0.95
-CONTACT_MIN_FRACTION = 0.95
+# Contact restored: the gel film whole and at most 10% of the scan lines without contact (the edges of the
+# convex array on a curved flank: a firm hold on the kidney view couples at least 93% of the lines on every
+# cohort subject, a lifted probe at most ~75%).
+CONTACT_MIN_LINE_MEAN = 0.90
+CONTACT_MIN_FRACTION = 0.90
 # Gain not pushed to compensate for poor contact: the goal says to leave the gain alone, so the overall gain
 # and the TGC pots end where they started (half a field step: the fields commit whole units). A "fix" that
 # also sets the gain to some usual value is a compensation the goal ruled out, and it would let a blind

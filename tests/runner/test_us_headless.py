@@ -94,7 +94,7 @@ class _FakeControl:
             def __contains__(self, name):
                 return True
 
-        return {"geometry": Geo(), "transforms": {"image": {"ax": 2.0, "bx": 300.0, "ay": 2.0, "by": 100.0}}}
+        return {"geometry": Geo(), "transforms": {"us_image": {"ax": 2.0, "bx": 300.0, "ay": -2.0, "by": 100.0}}}
 
 
 def _solver(card_id: str, seed: int, oracle) -> USReferenceSolver:
@@ -122,7 +122,7 @@ def test_calipers_are_clicked_on_the_frozen_image_through_its_transform(oracle):
     planner = USPlanner(load_card("us_kidney_measure_annotate_save_v1"), SUBJECT, oracle)
     op = planner.next_op(s.control.model.state())
     assert first["action"] == "click" and end == {"action": "click", "x": int(round(2 * op.args["x_mm"] + 300)),
-                                                  "y": int(round(2 * op.args["y_mm"] + 100))}
+                                                  "y": int(round(-2 * -op.args["y_mm"] + 100))}
 
 
 def test_annotation_is_typed_into_the_annotation_field(oracle):
@@ -135,8 +135,9 @@ def test_annotation_is_typed_into_the_annotation_field(oracle):
         op = planner.next_op(m.state())
         m.caliper_point(**op.args)
     acts = [json.loads(s.next_action(None)) for _ in range(4)]
-    assert s.control.asked[-2:] == ["annotate", "annotation_field"] or "annotation_field" in s.control.asked
-    assert acts[2] == {"action": "type", "text": "RT KIDNEY"} and acts[3] == {"action": "key", "key": "Enter"}
+    assert s.control.asked[-1] == "annotation_field" and acts[0]["action"] == "click"
+    assert acts[1:] == [{"action": "key", "key": "ctrl+a"}, {"action": "type", "text": "RT KIDNEY"},
+                        {"action": "key", "key": "Enter"}]
     assert st["frozen"]
 
 

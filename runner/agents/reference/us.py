@@ -31,7 +31,7 @@ from tasks.card import TaskCard
 # careful sonographer would aim, well inside them).
 DEPTH_BELOW_KIDNEY_MM = 20.0  # "a little space below the kidney"
 GREY_TARGET = 0.5 * (KIDNEY_GREY_RANGE[0] + KIDNEY_GREY_RANGE[1])
-GREY_SLACK = 12.0  # close enough to the aim: no further gain step
+GREY_SLACK = 12.0  # close enough to the aim once the gain has been set: no further step
 GOOD_PRESSURE_PCT = 85.0  # a firm hold: the array's whole arc indents the skin
 PRESSURE_STEP_PCT = 10.0  # still lifting at the edges: press harder
 POSE_FIELDS = (("probe_z_mm", "z_mm", 0.06), ("probe_azimuth_deg", "azimuth_deg", 0.06),
@@ -182,8 +182,9 @@ class USPlanner:
         focus = _value("focus_cm", q["kidney_centre_mm"] / 10.0)
         if abs(st["controls"]["focus_mm"] / 10.0 - focus) > 0.05:
             return Op("set_param", {"name": "focus_cm", "value": focus})
-        if q["kidney_grey"] is None or abs(q["kidney_grey"] - GREY_TARGET) > GREY_SLACK:
-            gain = self.gain_for_grey(st)
+        if not any(e["event"] == "param_changed" and e.get("name") == "gain" for e in st["events"]) \
+                or q["kidney_grey"] is None or abs(q["kidney_grey"] - GREY_TARGET) > GREY_SLACK:
+            gain = self.gain_for_grey(st)  # the start's gain is off by construction: set it once at least
             if abs(gain - st["controls"]["gain"]) >= 1.0:
                 return Op("set_param", {"name": "gain", "value": gain})
         return Op("done")
@@ -194,8 +195,9 @@ class USPlanner:
         con = st["contact"]
         if not con["coupling"]["ok"]:
             return Op("apply_gel")
-        if con["fraction_in_contact"] < CONTACT_MIN_FRACTION or con["line_contact_mean"] < CONTACT_MIN_LINE_MEAN:
-            p = st["pose"]["pressure"] * 100.0
+        p = st["pose"]["pressure"] * 100.0
+        lifting = con["fraction_in_contact"] < CONTACT_MIN_FRACTION or con["line_contact_mean"] < CONTACT_MIN_LINE_MEAN
+        if lifting and p < 99.5:
             return Op("set_param", {"name": "pressure_pct",
                                     "value": GOOD_PRESSURE_PCT if p < GOOD_PRESSURE_PCT - 0.5 else min(100.0, p + PRESSURE_STEP_PCT)})
         if st["start"]["fault"] != "none":
@@ -224,15 +226,18 @@ class USReferenceSolver(USPlanner):
     """The planner's operations performed through the ultrasound console's widgets (privileged geometry,
     X input only).
 
-    Widget names (console geometry export, rects [x, y, w, h]): numeric fields "<parameter>_field" (click,
-    ctrl+a, type, Enter), preset buttons "preset:<name>", choice buttons "<choice>:<option>", buttons
-    "freeze", "caliper" (caliper mode: then two clicks on the frozen image at image-mm points through the
-    transform of the image viewport, "image"), "annotate" and "annotation_field" (type the text, Enter),
-    "save_image", "save_clip", "apply_gel". Transforms: "image" maps image mm (x right, y down from the
-    footprint) to screen pixels as x = ax * x_mm + bx, y = ay * y_mm + by.
+    Widget names (console geometry export, rects [x, y, w, h], consoles/us/view.py): numeric fields
+    "<parameter>_field" (click, ctrl+a, type, Enter), preset buttons "preset:<name>", choice buttons
+    "<choice>:<option>", buttons "freeze", "caliper" (caliper mode, then clicks on the frozen image),
+    "annotation_field" (type the text, Enter places it), "save_image", "save_clip", "apply_gel", and
+    "probe_footprint" (the probe on the body map, dragged to move it). Transforms: "us_image" maps image-plane
+    mm (u = x right, v = minus the depth) to the screen as x = ax u + bx, y = ay v + by; "probe_map" maps
+    (u = azimuth deg, v = height mm) the same way.
     """
 
-    IMAGE_VIEW = "image"
+    IMAGE_VIEW = "us_image"
+    PROBE_MAP = "probe_map"
+    DRAG_MIN = {"probe_z_mm": 15.0, "probe_azimuth_deg": 8.0}  # farther than this: drag first, then type
 
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
         super().__init__(card, subject, oracle)
@@ -247,7 +252,22 @@ class USReferenceSolver(USPlanner):
     def _image_point(self, tf: dict[str, Any], x_mm: float, y_mm: float) -> str:
         t = tf[self.IMAGE_VIEW]
         return json.dumps({"action": "click", "x": int(round(t["ax"] * x_mm + t["bx"])),
-                           "y": int(round(t["ay"] * y_mm + t["by"]))})
+                           "y": int(round(t["ay"] * (-y_mm) + t["by"]))})
+
+    def _drag_probe(self, st, geo, tf, name: str, value: float) -> str | None:
+        """Drag the footprint on the body map towards the target when it is far (typing then refines)."""
+        if name not in self.DRAG_MIN or "probe_footprint" not in geo or self.PROBE_MAP not in tf:
+            return None
+        f = "z_mm" if name == "probe_z_mm" else "azimuth_deg"
+        if abs(float(st["pose"][f]) - value) <= self.DRAG_MIN[name]:
+            return None
+        target = self.long_axis_pose(st) if self.task.kind == "long_axis" else {f: value}
+        az = target.get("azimuth_deg", st["pose"]["azimuth_deg"])
+        z = target.get("z_mm", st["pose"]["z_mm"])
+        t = tf[self.PROBE_MAP]
+        x, y = centre(geo["probe_footprint"])
+        return json.dumps({"action": "drag", "x": x, "y": y, "to_x": int(round(t["ax"] * az + t["bx"])),
+                           "to_y": int(round(t["ay"] * z + t["by"]))})
 
     def next_action(self, obs) -> str:
         """One JSON action for this step."""
@@ -264,22 +284,21 @@ class USReferenceSolver(USPlanner):
             return wait(a["seconds"])
         if op.name == "set_param":
             name, value = a["name"], a["value"]
+            drag = self._drag_probe(st, geo, tf, name, float(value))
+            if drag is not None:
+                return drag
             text = f"{value:.{DECIMALS.get(name, 1)}f}" if isinstance(value, (int, float)) else str(value)
             return self._type_value(geo[f"{name}_field"], text)
         if op.name == "set_preset":
             return click(geo[f"preset:{a['name']}"])
         if op.name == "caliper_point":
-            if st["caliper_pending"] is None:
-                # caliper mode first (the button arms one caliper); then the first end on the image
+            if st["caliper_pending"] is None and not st["calipers"]:
+                # caliper mode first (the button arms the image); then the first end on the image
                 self._pending = [self._image_point(tf, a["x_mm"], a["y_mm"])]
                 return click(geo["caliper"])
             return self._image_point(tf, a["x_mm"], a["y_mm"])
         if op.name == "add_annotation":
-            self._pending = [_type(a["text"]), _key("Enter")]
-            if "annotate" in geo:
-                self._pending.insert(0, click(geo["annotation_field"]))
-                return click(geo["annotate"])
-            return click(geo["annotation_field"])
+            return self._type_value(geo["annotation_field"], a["text"])
         if op.name in BUTTONS:
             return click(geo[BUTTONS[op.name]])
         raise ValueError(f"the ultrasound reference solver has no GUI action for operation {op.name!r}")
