@@ -14,6 +14,7 @@ from typing import Any, Mapping
 LAYOUTS = {"1x1": 1, "1x2": 2, "2x2": 4}
 GRAPHICS_MODES = ("all", "outer", "off")
 MAX_VIEWPORTS = 4
+MIN_WINDOW = 1e-3  # narrowest window width, in the content's units
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,10 @@ class LayoutState:
         self.assign(dst, self.viewports[src].content)
 
     def set_window_level(self, i: int, window: float, level: float) -> None:
+        """Window and level in the content's own units: HU for CT, relative signal (about 0-1) for MR,
+        so the floor is a small positive width, not 1 (a floor of 1 widened every MR window)."""
         self._check_index(i)
-        self.viewports[i] = replace(self.viewports[i], window=max(1.0, float(window)), level=float(level))
+        self.viewports[i] = replace(self.viewports[i], window=max(MIN_WINDOW, float(window)), level=float(level))
 
     def set_graphics_mode(self, mode: str, i: int | None = None) -> None:
         """Graphics mode of viewport i (default: the active one)."""

@@ -42,6 +42,10 @@ class MRConsoleView(ConsoleViewBase):
 
     def __init__(self, model: MRModel, width: int, height: int) -> None:
         super().__init__(model, width, height)
+        # The first widget of the focus chain takes focus when the window is activated (and after a
+        # reset in place): let that be the empty background, so no field shows a caret at the start
+        # (it was the Slices field of a card that opens a row). Clicking a field still focuses it.
+        self.central.setFocusPolicy(QtCore.Qt.FocusPolicy.TabFocus)
         self._rename_uid: int | None = None
         self._menu_uid: int | None = None
         self._shown: list[Any] = [None] * 4  # per viewport: what image it shows (skip re-uploading)
@@ -454,9 +458,23 @@ class MRConsoleView(ConsoleViewBase):
         self.message.setText(self.model.message)
 
     # ---- series list -------------------------------------------------------------------------
-    @staticmethod
-    def _entry_text(e: Any) -> str:
-        return "\n".join(t for t in (e.title, e.count_text) if t)
+    def _entry_text(self, e: Any) -> str:
+        """Caption beside a thumbnail: the title on at most two lines (elided after that), then the
+        image count on its own line (a long series name used to push the count out of the cell)."""
+        fm = self.series_list.fontMetrics()
+        width = SERIES_CELL_W - THUMB_PX - 22
+        lines: list[str] = []
+        words = e.title.split()
+        max_lines = 2 if e.count_text else 3
+        while words and len(lines) < max_lines:
+            line = words.pop(0)
+            while words and fm.horizontalAdvance(f"{line} {words[0]}") <= width:
+                line = f"{line} {words.pop(0)}"
+            if len(lines) == max_lines - 1 and words:
+                line = fm.elidedText(" ".join([line, *words]), QtCore.Qt.TextElideMode.ElideRight, width)
+                words = []
+            lines.append(line)
+        return "\n".join(lines + ([e.count_text] if e.count_text else []))
 
     def _show_series_list(self) -> None:
         m, s = self.model, self.series_list

@@ -54,7 +54,9 @@ def test_move_content_and_window_level():
     s.move_content(1, 0)
     assert [v.content for v in s.viewports[:2]] == ["loc_cor", "loc_cor"]
     s.set_window_level(2, 0.0, 10.0)
-    assert s.viewports[2].window == 1.0 and s.viewports[2].level == 10.0
+    assert s.viewports[2].window == 1e-3 and s.viewports[2].level == 10.0
+    s.set_window_level(2, 0.19, 0.1)  # an MR window (relative signal) is kept as it is
+    assert s.viewports[2].window == 0.19
     assert s.viewports[2].content is None  # display settings do not touch contents
 
 
