@@ -71,6 +71,7 @@ class USConsoleView(ConsoleViewBase):
         body.addWidget(self._build_screen())
         body.addWidget(self._build_panel())
         outer.addLayout(body, 1)
+        self._set_tab_order()
         self._remember_built_state()
         self._bind_model()
 
@@ -306,6 +307,14 @@ class USConsoleView(ConsoleViewBase):
         row.addWidget(self.save_clip_btn)
         gl.addLayout(row)
         return g
+
+    def _set_tab_order(self) -> None:
+        """Tab goes probe, imaging, TGC, annotation: the window's first focus (at launch and after a
+        reset) is the probe's Height field, not the first TGC pot beside the image."""
+        order = [*self.probe_card.fields.values(), *(f for c in self.imaging_cards for f in c.fields.values()),
+                 *self.tgc_card.fields.values(), self.annotation_field]
+        for a, b in zip(order, order[1:]):
+            QtWidgets.QWidget.setTabOrder(a, b)
 
     # ---- reset in place ---------------------------------------------------------------------
     def _restore_built_state(self) -> None:
