@@ -1,0 +1,85 @@
+"""MR tasks end to end on a real Xvfb: the real MR console, real XTEST input, real screenshots.
+
+That the reference passes every card in the GUI on dev is checked in tests/test_conformance.py; here:
+the reference on a spread of cohort subjects and seeds, byte-identical episodes in one process and
+across two workers, the no-op and random agents never passing, and 1,000 random actions without a
+crash or hang.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import pytest
+
+from runner.agents import make_agent
+from runner.agents.reference import ReferenceAgent
+from runner.agents.simple import NoopAgent, RandomAgent
+from runner.episode import EpisodeSpec, run_episode
+from runner.parallel import run_parallel
+from runner.run import Progress, run_sequential
+from tasks.card import select_cards
+from tests.runner.test_parallel import _episode_bytes
+
+pytestmark = pytest.mark.display
+
+MR_CARDS = select_cards("mr")
+COHORT = [f"s{i:02d}" for i in range(1, 31)]
+# Queue edits by menu and typing, drags from the series list, a running row, a clinical question.
+IDENTITY_TASKS = ("mr_rename_sequence_4ch_v1", "mr_drag_coronal_to_viewport2_v1", "L2a_queue_mutation",
+                  "L1_idle_or_scanning")
+
+
+def _with_budget(card, steps: int):
+    return card.model_copy(update={"budgets": card.budgets.model_copy(update={"max_steps": steps})})
+
+
+def test_mr_cards_are_the_fifteen_of_levels_0_to_2():
+    assert len(MR_CARDS) == 15
+    assert sorted({c.level for c in MR_CARDS}) == [0, 1, 2]
+    assert [sum(c.level == lv for c in MR_CARDS) for lv in (0, 1, 2)] == [5, 5, 5]
+
+
+def test_reference_passes_every_mr_card_in_the_gui_on_cohort_subjects(tmp_path):
+    """Each card once, on a cohort subject and seed spread over s01..s30 and seeds 0-2 (one process,
+    consoles reset in place between episodes, as a worker runs them)."""
+    specs = [EpisodeSpec(c, COHORT[(7 * i + 3) % 30], i % 3) for i, c in enumerate(MR_CARDS)]
+    verdicts = run_sequential(specs, ReferenceAgent, tmp_path, "reference")
+    bad = [(s.card.id, s.subject, s.seed, v.outcome, v.reason) for s, v in zip(specs, verdicts)
+           if v.outcome != "PASS" or v.termination != "done" or v.sr != 1.0]
+    assert bad == []
+
+
+def test_mr_episodes_are_byte_identical_in_one_process_and_across_two_workers(tmp_path):
+    cards = {c.id: c for c in MR_CARDS}
+    specs = [EpisodeSpec(cards[t], "dev", k % 2) for k, t in enumerate(IDENTITY_TASKS)]
+    factory = functools.partial(make_agent, "reference")
+    one = run_sequential(specs, factory, tmp_path / "one", "reference")
+    two = run_parallel(specs, factory, tmp_path / "two", "reference", workers=2,
+                       progress=Progress(len(specs), out=open(os.devnull, "w")))
+    assert [v.outcome for v in one] == ["PASS"] * len(specs), [v.reason for v in one]
+    assert [v.outcome for v in two] == ["PASS"] * len(specs), [v.reason for v in two]
+    for s in specs:
+        rel = Path("reference") / s.card.id / s.subject / f"seed{s.seed}"
+        a, b = _episode_bytes(tmp_path / "one" / rel), _episode_bytes(tmp_path / "two" / rel)
+        assert a.keys() == b.keys() and len(a) >= 4
+        assert [n for n in a if a[n] != b[n]] == [], s.card.id
+
+
+def test_noop_and_random_agents_never_pass_an_mr_card(display, tmp_path):
+    for card in MR_CARDS:
+        noop = run_episode(EpisodeSpec(_with_budget(card, 3), "dev", 1), NoopAgent(), tmp_path, display)
+        rnd = run_episode(EpisodeSpec(_with_budget(card, 40), "dev", 1), RandomAgent(base_seed=3), tmp_path,
+                          display)
+        assert noop.outcome in ("FAIL", "PARTIAL") and noop.sr == 0.0, (card.id, noop.reason)
+        assert rnd.outcome != "PASS" and rnd.sr == 0.0, (card.id, rnd.reason)
+        assert rnd.outcome != "INVALID", (card.id, rnd.reason)
+
+
+def test_a_thousand_random_mr_actions_do_not_crash_or_hang(display, tmp_path):
+    card = _with_budget({c.id: c for c in MR_CARDS}["L2a_queue_mutation"], 1000)
+    v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=11), tmp_path, display)
+    assert v.termination == "budget", v.reason
+    assert v.outcome != "INVALID", v.reason
+    assert v.steps == 1000
