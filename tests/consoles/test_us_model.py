@@ -286,3 +286,57 @@ def test_dump_re_forms_the_image_on_screen(rt):
     m.apply_gel()
     assert np.array_equal(U.frame_from_record(rt, item, SHAPE).pixels, m.saved[-1].pixels)
     assert not np.array_equal(m.frame().pixels, m.saved[-1].pixels)
+
+
+# ---- task staging -----------------------------------------------------------------------------------------
+def test_aimed_start_images_the_kidney_along_its_long_axis_through_the_hilum(rt):
+    """`aim` places the probe from the labels alone (the console never reads the oracle): the image plane holds
+    the kidney's principal axis, its centre on the beam axis, the sinus (hilum side) deeper than the centre."""
+    from consoles.us import aim
+
+    for side in ("left", "right"):
+        m = USModel(rt, "us_test", 0, {"kidney": side, "aim": "long_axis"}, out_shape=SHAPE)
+        c, axis, hilum = aim.kidney_from_labels(rt, side)
+        g = m.geometry()
+        n = g.plane_pose().normal
+        assert abs(float(np.dot(n, axis))) < np.sin(np.deg2rad(1.5))  # integer-degree fields
+        x, y, w = g.subject_to_image(c)
+        assert abs(x) < 3.0 and abs(w) < 3.0 and 30.0 < y < 120.0
+        hx, hy, hw = g.subject_to_image(hilum)
+        assert hy > y and abs(hw) < 4.0
+        assert m.state()["contact"]["fraction_in_contact"] >= 0.9  # the staged hold couples the array
+        assert m.state()["exam"] == {"kidney": side}
+    t = USModel(rt, "us_test", 0, {"kidney": "right", "aim": "transverse"}, out_shape=SHAPE)
+    a = USModel(rt, "us_test", 0, {"kidney": "right", "aim": "long_axis"}, out_shape=SHAPE)
+    assert abs(float(np.dot(t.geometry().plane_pose().normal, a.geometry().plane_pose().normal))) < 0.5
+    with pytest.raises(ConsoleActionError, match="say which"):
+        USModel(rt, "us_test", 0, {"aim": "long_axis"}, out_shape=SHAPE)
+
+
+def test_task_draws_are_balanced_over_seeds(rt):
+    pert = {"kidney": ["left", "right"], "preset": ["Abdomen", "Bladder"], "dark_cause": ["contact", "gain"],
+            "gain": [[5, 10], [90, 95]], "frequency_mhz": [2.5, 3.0, 4.0, 4.5]}
+    ms = [USModel(rt, "us_test", s, {"aim": "long_axis"}, pert, out_shape=(32, 32)) for s in range(8)]
+    for block in (ms[0:2], ms[2:4], ms[4:6], ms[6:8]):  # every two seeds take each two-way option once
+        assert {m.kidney for m in block} == {"left", "right"}
+        assert {m.preset for m in block} == {"Abdomen", "Bladder"}
+        assert {m.dark_cause for m in block} == {"contact", "gain"}
+    for block in (ms[0:4], ms[4:8]):
+        assert sorted(m.controls["frequency_mhz"] for m in block) == [2.5, 3.0, 4.0, 4.5]
+    assert all(m.controls["gain"] <= 20 for m in ms if m.dark_cause == "gain")  # a gain cause lowers it
+    # a list of ranges: each pair of seeds takes each range once, then draws inside it
+    gains = [USModel(rt, "us_test", s, {}, {"gain": [[5, 10], [90, 95]]}, out_shape=(32, 32)).controls["gain"]
+             for s in range(6)]
+    assert all(5 <= g <= 10 or 90 <= g <= 95 for g in gains)
+    assert [sum(g >= 90 for g in gains[i:i + 2]) for i in (0, 2, 4)] == [1, 1, 1]
+
+
+def test_the_dump_records_the_start(rt):
+    m = _model(rt, 2, {"gain": [30, 40], "dark_cause": ["contact"], "contact_fault": ["no_gel_left"]})
+    start = m.state()["start"]
+    assert start["controls"]["gain"] == m.controls["gain"] and start["pose"] == m.state()["pose"]
+    assert start["coupling"]["fault"] == "no_gel_left" and start["dark_cause"] == "contact"
+    m.apply_gel()
+    m.set_param("gain", 80)
+    s = m.state()
+    assert s["start"] == start and s["controls"]["gain"] == 80 and s["contact"]["coupling"]["ok"]
