@@ -1,6 +1,6 @@
 """Task registries: per task id, everything scoring and the reference solver need that a card must not hold.
 
-One module per modality (``scoring/registry/ct.py``, later ``mr.py`` and ``us.py``) defines a ``REGISTRY``
+One module per modality (``scoring/registry/ct.py``, ``mr.py``, ``us.py``) defines a ``REGISTRY``
 dict of entries keyed by task id. Each entry names its oracle family and carries the task's anatomy,
 thresholds, protocol, isocentre reference and the solver's inputs (margins, targets). The oracle and the
 reference solver both read the entry, so they cannot disagree on what a task is about.

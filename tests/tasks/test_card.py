@@ -129,7 +129,7 @@ def test_cards_are_typed_by_modality():
                   oracle="synthetic")
     assert type(TaskCard(modality="mr", **common)) is MRCard
     assert type(TaskCard.model_validate({"modality": "us", **common})) is USCard
-    # MR and ultrasound consoles do not exist yet: their cards accept no console keys at all
+    # each modality's cards accept only the keys its own console reads: a CT key is unknown to MR and US
     for modality in ("mr", "us"):
         with pytest.raises(TaskCardError, match="unknown key 'patient_shift_mm' in perturbations"):
             parse_card({"modality": modality, "perturbations": {"patient_shift_mm": [0, 1]}, **common})
