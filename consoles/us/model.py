@@ -11,9 +11,15 @@
 - Calipers (image mm: x right of the centre line, y down from the footprint), click-click on a frozen image;
   annotations (allowlisted characters); Save image / Save clip record what an oracle needs into the exam
   strip (pose, plane, controls, calipers with lengths and subject-frame end points, annotations).
+- Tasks: the card names the kidney of the exam (or it is drawn per seed) and may start the probe on it
+  (`aim`: its long-axis view through the hilum, or turned 90 deg to a transverse one), a pose found from the
+  subject's labels alone (consoles/us/aim.py; cached per subject); the dump's "exam" names the kidney and its
+  "start" records the pose, controls and coupling the session began with, so oracles see what changed.
 - Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
-  values a card asks to draw, and the L6 dark-image cause ("contact": a lifted probe or missing gel, "gain":
-  a low gain), so that neither "raise the gain" nor "fix the contact" always works.
+  values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced), options
+  drawn balanced over the seeds of a subject (kidney, preset, frequency, grey map), and the L6 dark-image
+  cause, balanced ("contact": a lifted probe or missing gel, "gain": a low gain), so that neither "raise the
+  gain" nor "fix the contact" passes more than half the seeds.
 """
 from __future__ import annotations
 
