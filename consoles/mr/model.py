@@ -34,9 +34,10 @@ import numpy as np
 from consoles.common.layout_state import LayoutState, ViewportContent
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule, ScheduledEvent
 from consoles.common.params import Parameter
+from consoles.mr import planning
 from consoles.mr.protocols import LANDMARK_Z_MM, PROTOCOLS, TRIGGERS, MRProtocol, get_protocol, library_tree
 from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan_time_s, temporal_resolution_ms
-from rendering.geometry import orientation_text
+from rendering.geometry import PlanePose, orientation_text
 from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series
 from rendering.seeding import seeded_rng
 
@@ -722,6 +723,79 @@ class MRModel(ConsoleModelBase):
                                                                       for s in size_mm)
         self._log("shim_box_changed", row=row.uid, size_mm=row.params.shim_size_mm)
         self._changed("params")
+
+    def set_shim_centre(self, centre_mm: Any | None) -> None:
+        """Adjust volume centre (subject mm) of the open row; None follows the slice group."""
+        self._require_rule(ROW_EDITABLE)
+        row = self.open_row
+        assert row is not None
+        if centre_mm is not None:
+            c = np.asarray(centre_mm, float).reshape(3)
+            self._require(bool(np.all(np.isfinite(c))), "Enter a number.")
+            centre_mm = tuple(round(max(-1000.0, min(1000.0, float(x))), 3) + 0.0 for x in c)
+        row.params.shim_centre_mm = centre_mm
+        self._log("shim_box_moved", row=row.uid, centre_mm=None if centre_mm is None else list(centre_mm))
+        self._changed("params")
+
+    # ---- graphical planning on a displayed image (consoles.mr.planning) --------------------------
+    def _editable_params(self, rule: Rule = GEOMETRY) -> RowParams:
+        self._require_rule(rule)
+        row = self.open_row
+        assert row is not None
+        return row.params
+
+    def translate_group(self, display: PlanePose, du: float, dv: float) -> None:
+        """Move the open row's slice group by (du, dv) mm in the displayed image's plane."""
+        p = self._editable_params()
+        self.set_pose(planning.translated(p.pose(), display, float(du), float(dv)))
+
+    def rotate_group(self, display: PlanePose, deg: float) -> None:
+        """Turn the open row's slice group about the displayed plane's normal (counter-clockwise on
+        screen positive), through its centre: planning on an oblique image gives a double oblique."""
+        p = self._editable_params()
+        self.set_pose(planning.rotated(p.pose(), display, float(deg)))
+
+    def drag_fov_edge(self, display: PlanePose, axis: str, amount_mm: float) -> None:
+        """An FOV edge ("read" or "phase") dragged `amount_mm` outwards on the displayed plane: the FOV
+        grows (shrinks) symmetrically by 2 x amount / the axis's projection on the display."""
+        self._require(axis in ("read", "phase"), f"FOV axis must be read or phase, not {axis!r}.")
+        p = self._editable_params(ROW_EDITABLE)
+        name = f"fov_{axis}_mm"
+        par = PARAM[name]
+        a = planning.group_axes(p.pose())[axis]
+        self._require(planning.project_axis(display, a).usable,
+                      f"The FOV {axis} direction is seen end-on on this image: drag it on another one.")
+        self.set_param(name, planning.resized(getattr(p, name), display, a, float(amount_mm), par.lo, par.hi))
+
+    def drag_stack_edge(self, display: PlanePose, amount_mm: float) -> None:
+        """An outer slice dragged `amount_mm` outwards on the displayed plane: the stack's extent grows
+        symmetrically and the slice count follows (thickness and gap stay)."""
+        p = self._editable_params()
+        n = p.pose().normal
+        self._require(planning.project_axis(display, n).usable,
+                      "The slices lie in (or near) this image's plane: drag the stack on an image that cuts them.")
+        par = PARAM["n_slices"]
+        self.set_param("n_slices", planning.stack_resized(int(p.n_slices), p.thickness_mm, p.gap_mm, display, n,
+                                                          float(amount_mm), int(par.lo), int(par.hi)))
+
+    def move_shim(self, display: PlanePose, du: float, dv: float) -> None:
+        """Move the adjust volume by (du, dv) mm in the displayed plane."""
+        p = self._editable_params(ROW_EDITABLE)
+        c = np.asarray(p.shim_box()["centre"], float)
+        self.set_shim_centre(c + float(du) * display.u + float(dv) * display.v)
+
+    def drag_shim_edge(self, display: PlanePose, axis: str, amount_mm: float) -> None:
+        """An adjust-volume face ("read", "phase" or "slice") dragged `amount_mm` outwards on the
+        displayed plane: its size along that axis changes symmetrically."""
+        self._require(axis in planning.AXES, f"Shim axis must be one of {', '.join(planning.AXES)}.")
+        p = self._editable_params(ROW_EDITABLE)
+        a = planning.group_axes(p.pose())[axis]
+        self._require(planning.project_axis(display, a).usable,
+                      f"The shim box's {axis} direction is seen end-on on this image: drag it on another one.")
+        size = [float(s) for s in p.shim_box()["size_mm"]]
+        k = planning.AXES.index(axis)
+        size[k] = planning.resized(size[k], display, a, float(amount_mm), 10.0, 500.0)
+        self.set_shim_size(tuple(size))
 
     def card(self) -> dict[str, list[dict[str, Any]]]:
         """The open row's card as the view shows it: per tab, each field's value, unit and why it is greyed."""

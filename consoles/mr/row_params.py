@@ -59,6 +59,7 @@ class RowParams:
     inplane_deg: float
     shim_mode: str = "standard"
     shim_size_mm: tuple[float, float, float] | None = None  # adjust volume (read, phase, slice); None = slab
+    shim_centre_mm: tuple[float, float, float] | None = None  # adjust volume centre; None = the group's
 
     @classmethod
     def from_protocol(cls, p: MRProtocol, centre: Any, field_t: float = 1.5) -> "RowParams":
@@ -104,9 +105,10 @@ class RowParams:
         """The adjust volume: an oriented box on the group's pose (default: the slab of the group)."""
         slab = self.slice_group().slab()
         half = slab.half_sizes if self.shim_size_mm is None else tuple(s / 2.0 for s in self.shim_size_mm)
-        return {"centre": [round(float(c), 3) for c in slab.pose.centre],
+        centre = slab.pose.centre if self.shim_centre_mm is None else self.shim_centre_mm
+        return {"centre": [round(float(c), 3) for c in centre],
                 "size_mm": [round(2.0 * float(h), 3) for h in half],
-                "follows_slab": self.shim_size_mm is None}
+                "follows_slab": self.shim_size_mm is None and self.shim_centre_mm is None}
 
     def sequence(self) -> SequenceParams:
         """Contrast parameters for image formation (only valid when there is no TR/TE conflict)."""
@@ -115,6 +117,8 @@ class RowParams:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["centre_mm"] = [round(c, 3) for c in self.centre_mm]
+        if self.shim_centre_mm is not None:
+            d["shim_centre_mm"] = [round(c, 3) for c in self.shim_centre_mm]
         d["orientation"] = self.orientation_text()
         d["normal"] = [round(float(c), 6) for c in self.normal()]
         d["shim_box"] = self.shim_box()
