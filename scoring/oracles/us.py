@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from rendering.geometry import PlanePose, reslice
+from rendering.geometry import PlanePose, ResliceGrid, reslice
 from scoring.oracles import register
 from scoring.registry import entry_for_card
 from scoring.registry.us import (CALIPER_END_MAX_MM, CALIPER_LENGTH_TOLERANCE, CONTACT, CONTACT_MIN_FRACTION,
@@ -156,17 +156,17 @@ def kidney_section(oracle, side: str, plane: Mapping[str, Any], depth_mm: float)
     # reslice only around the kidney's voxels near the plane (the rest of the sector cannot hold it)
     d = kidney_anatomy(oracle, side)["points"] - f
     near = np.abs(d @ n) <= 2.0 * float(np.max(oracle.runtime.spacing_mm))
-    kx, ky = d[near] @ u, d[near] @ b
-    x0, x1 = max(-half_w, float(kx.min()) - 3.0) if near.any() else 0.0, min(half_w, float(kx.max()) + 3.0) if near.any() else 0.0
-    y0, y1 = max(y_top, float(ky.min()) - 3.0) if near.any() else 0.0, min(depth_mm, float(ky.max()) + 3.0) if near.any() else 0.0
-    if not near.any() or x1 <= x0 or y1 <= y0:
-        x0, x1, y0, y1 = -1.0, 1.0, 0.0, 2.0
+    x0, x1, y0, y1 = -1.0, 1.0, 0.0, 2.0  # a token patch when the plane misses the kidney
+    if near.any():
+        kx, ky = d[near] @ u, d[near] @ b
+        bx0, bx1 = max(-half_w, float(kx.min()) - 3.0), min(half_w, float(kx.max()) + 3.0)
+        by0, by1 = max(y_top, float(ky.min()) - 3.0), min(depth_mm, float(ky.max()) + 3.0)
+        if bx1 > bx0 and by1 > by0:
+            x0, x1, y0, y1 = bx0, bx1, by0, by1
     xc, yc = (x0 + x1) / 2.0, (y0 + y1) / 2.0
     pose = PlanePose.from_axes(f + xc * u + yc * b, u, -b)
     mask = oracle.organ_mask(f"kidney_{side}").astype(np.uint8)
     rt = oracle.runtime
-    from rendering.geometry import ResliceGrid
-
     grid = ResliceGrid.centred(pose, (x1 - x0 + 1.0, y1 - y0 + 1.0), SECTION_PIXEL_MM)
     cut = reslice(mask, rt.origin_mm, rt.spacing_mm, grid, order=0) > 0
     uu, vv = grid.uv()
