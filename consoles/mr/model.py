@@ -738,6 +738,10 @@ class MRModel(ConsoleModelBase):
         self._changed("params")
 
     # ---- graphical planning on a displayed image (consoles.mr.planning) --------------------------
+    def row_editable(self) -> bool:
+        """Whether the open row's parameters (and so its planning grips) can be changed now."""
+        return ROW_EDITABLE(self)
+
     def _editable_params(self, rule: Rule = GEOMETRY) -> RowParams:
         self._require_rule(rule)
         row = self.open_row
@@ -750,52 +754,36 @@ class MRModel(ConsoleModelBase):
         self.set_pose(planning.translated(p.pose(), display, float(du), float(dv)))
 
     def rotate_group(self, display: PlanePose, deg: float) -> None:
-        """Turn the open row's slice group about the displayed plane's normal (counter-clockwise on
-        screen positive), through its centre: planning on an oblique image gives a double oblique."""
+        """Turn the open row's slice group about the displayed plane's normal through its centre grip
+        (counter-clockwise on screen positive): planning on an oblique image gives a double oblique."""
         p = self._editable_params()
-        self.set_pose(planning.rotated(p.pose(), display, float(deg)))
+        self.set_pose(planning_rotated(p, display, float(deg)))
 
-    def drag_fov_edge(self, display: PlanePose, axis: str, amount_mm: float) -> None:
-        """An FOV edge ("read" or "phase") dragged `amount_mm` outwards on the displayed plane: the FOV
-        grows (shrinks) symmetrically by 2 x amount / the axis's projection on the display."""
-        self._require(axis in ("read", "phase"), f"FOV axis must be read or phase, not {axis!r}.")
-        p = self._editable_params(ROW_EDITABLE)
-        name = f"fov_{axis}_mm"
-        par = PARAM[name]
-        a = planning.group_axes(p.pose())[axis]
-        self._require(planning.project_axis(display, a).usable,
-                      f"The FOV {axis} direction is seen end-on on this image: drag it on another one.")
-        self.set_param(name, planning.resized(getattr(p, name), display, a, float(amount_mm), par.lo, par.hi))
+    def grips(self, display: PlanePose, px_per_mm: float = 1.0) -> list[planning.Grip]:
+        """The open row's grips on a displayed plane: the group's (not for a localizer) and the shim box's
+        (consoles.mr.planning); rotate grip placement depends on the viewport's pixels per mm."""
+        row = self.open_row
+        if row is None:
+            return []
+        return plan_grips(row.params, display, px_per_mm, with_group=not row.proto.is_localizer)
 
-    def drag_stack_edge(self, display: PlanePose, amount_mm: float) -> None:
-        """An outer slice dragged `amount_mm` outwards on the displayed plane: the stack's extent grows
-        symmetrically and the slice count follows (thickness and gap stay)."""
-        p = self._editable_params()
-        n = p.pose().normal
-        self._require(planning.project_axis(display, n).usable,
-                      "The slices lie in (or near) this image's plane: drag the stack on an image that cuts them.")
-        par = PARAM["n_slices"]
-        self.set_param("n_slices", planning.stack_resized(int(p.n_slices), p.thickness_mm, p.gap_mm, display, n,
-                                                          float(amount_mm), int(par.lo), int(par.hi)))
+    def drag_grip(self, display: PlanePose, name: str, amount_mm: float) -> None:
+        """A resize grip (fov_*, stack_*, shim_<axis>_*) dragged `amount_mm` outwards along its axis on
+        the displayed plane: that size changes symmetrically by 2 x amount x the grip's factor (the
+        stack's through the slice count)."""
+        rule = ROW_EDITABLE if name.startswith("shim_") or name.startswith("fov_") else GEOMETRY
+        p = self._editable_params(rule)
+        g = planning.find_grip(self.grips(display), name)
+        self._require(g is not None and g.role == "resize",
+                      f"There is no {name.replace('_', ' ')} grip on this image: the edge is seen end-on here.")
+        assert g is not None
+        apply_resize(self, p, g, float(amount_mm))
 
     def move_shim(self, display: PlanePose, du: float, dv: float) -> None:
         """Move the adjust volume by (du, dv) mm in the displayed plane."""
         p = self._editable_params(ROW_EDITABLE)
         c = np.asarray(p.shim_box()["centre"], float)
         self.set_shim_centre(c + float(du) * display.u + float(dv) * display.v)
-
-    def drag_shim_edge(self, display: PlanePose, axis: str, amount_mm: float) -> None:
-        """An adjust-volume face ("read", "phase" or "slice") dragged `amount_mm` outwards on the
-        displayed plane: its size along that axis changes symmetrically."""
-        self._require(axis in planning.AXES, f"Shim axis must be one of {', '.join(planning.AXES)}.")
-        p = self._editable_params(ROW_EDITABLE)
-        a = planning.group_axes(p.pose())[axis]
-        self._require(planning.project_axis(display, a).usable,
-                      f"The shim box's {axis} direction is seen end-on on this image: drag it on another one.")
-        size = [float(s) for s in p.shim_box()["size_mm"]]
-        k = planning.AXES.index(axis)
-        size[k] = planning.resized(size[k], display, a, float(amount_mm), 10.0, 500.0)
-        self.set_shim_size(tuple(size))
 
     def card(self) -> dict[str, list[dict[str, Any]]]:
         """The open row's card as the view shows it: per tab, each field's value, unit and why it is greyed."""
@@ -1054,3 +1042,49 @@ class MRModel(ConsoleModelBase):
             "events": list(self.events),
             "message": self.message,
         }
+
+
+# ---- planning helpers shared by the model and the view's drags ----------------------------------------
+def plan_grips(p: RowParams, display: PlanePose, px_per_mm: float, with_group: bool = True,
+               with_shim: bool = True) -> list[planning.Grip]:
+    """The grips of row parameters `p` on a displayed plane (group first, then the shim box)."""
+    out: list[planning.Grip] = []
+    if with_group:
+        extent = planning.stack_extent_mm(int(p.n_slices), p.thickness_mm, p.gap_mm)
+        out += planning.group_grips(display, p.pose(), (p.fov_read_mm, p.fov_phase_mm), extent, px_per_mm)
+    if with_shim:
+        box = p.shim_box()
+        out += planning.shim_grips(display, p.pose(), box["centre"], tuple(float(s) for s in box["size_mm"]))
+    return out
+
+
+def planning_rotated(p: RowParams, display: PlanePose, deg: float) -> PlanePose:
+    """The group of `p` turned on a display about its centre grip (planning.group_grips)."""
+    g = planning.find_grip(plan_grips(p, display, 1.0, with_shim=False), "rotate")
+    assert g is not None
+    return planning.rotated(p.pose(), display, deg, g.pivot_mm)
+
+
+def apply_resize(m: "MRModel", p0: RowParams, g: planning.Grip, amount_mm: float) -> None:
+    """Set the size a resize grip acts on, from the parameters `p0` it was found on (press time)."""
+    row = m.open_row
+    assert row is not None
+    cur = row.params
+    if g.name.startswith("fov_"):
+        key = f"fov_{g.group_axis}_mm"
+        par = PARAM[key]
+        value = planning.resized(getattr(p0, key), g, amount_mm, par.lo, par.hi)
+        if par.clamp(value) != getattr(cur, key):
+            m.set_param(key, value)
+    elif g.name.startswith("stack_"):
+        par = PARAM["n_slices"]
+        n = planning.stack_resized(int(p0.n_slices), p0.thickness_mm, p0.gap_mm, g, amount_mm, int(par.lo),
+                                   int(par.hi))
+        if n != cur.n_slices:
+            m.set_param("n_slices", n)
+    elif g.name.startswith("shim_"):
+        k = planning.AXES.index(str(g.group_axis))
+        size = [float(s) for s in p0.shim_box()["size_mm"]]
+        size[k] = planning.resized(size[k], g, amount_mm, 10.0, 500.0)
+        if [round(s, 1) for s in size] != [float(s) for s in cur.shim_box()["size_mm"]]:
+            m.set_shim_size(tuple(size))

@@ -6,20 +6,22 @@ grips, in the display's (u, v) millimetres (u to the screen's right, v up):
 
 - centre: translate the group's centre within the display plane (its distance from the display
   plane is kept);
-- rotate: turn the group about the display's normal through the group's centre; counter-clockwise
-  on screen is positive (overlays.DragController's `dangle_deg`). Every angle to the display's
-  normal is kept, so planning on an oblique image tilts the group in 3D (double oblique);
-- FOV edges: the group's read (u) and phase (v) axes as they project onto the display; dragging an
-  edge by s mm along its projected axis changes the FOV symmetrically about the centre by
-  2 s / |projection| (the edge follows the pointer when the axis lies in the display);
-- stack extent: the group's normal projected onto the display; dragging an outer edge by s mm
-  outwards changes the stack's extent by 2 s / |projection| and the slice COUNT follows
-  (thickness and gap stay, as a radiographer adds slices to cover a ventricle);
-- shim box (adjust volume): its centre moves in the display plane; its size along the group's
-  read, phase and slice axes changes like the FOV edges.
+- rotate: turn the group about the display's normal through the centre grip; counter-clockwise on
+  screen is positive (overlays.DragController's `dangle_deg`). Every angle to the display's normal
+  is kept, so planning on an oblique image tilts the group in 3D (double oblique);
+- FOV edges, stack edges, shim box faces: resize grips sitting where the drawn cut of the group
+  (rendering.geometry: slice lines, slab outline) meets that edge, so an edge follows the pointer.
+  A grip dragged s mm outwards along its on-screen axis moves its edge by s x `factor` mm along the
+  group's own axis (factor = how much of that axis the on-screen motion carries, 0.5..1), and the
+  size grows symmetrically about the centre by 2 s x factor. The stack's grips change the slice
+  COUNT (thickness and gap stay, as a radiographer adds slices to cover a ventricle).
 
-A grip along an axis exists on a display only when that axis projects onto it with at least
-MIN_PROJECTION of its length (an axis seen end-on cannot be dragged sensibly).
+A group is "edge-on" on a display when its normal projects onto it with at least MIN_PROJECTION of
+its length: its slices show as lines; the centre grip is the point of the centre slice's line
+nearest the group centre, FOV grips sit at that line's ends, stack grips at the outer lines. Else
+the group is seen (nearly) face-on: the centre grip is the centre's projection, FOV grips sit on the
+slab outline's faces, and the stack cannot be dragged there. A grip whose axis carries less than
+MIN_PROJECTION of the on-screen motion is not offered (an edge seen end-on cannot be dragged).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from rendering.geometry import PlanePose
+from rendering.geometry import PlanePose, plane_plane_line
 
 MIN_PROJECTION = 0.5
 ROTATE_OFFSET_PX = 28.0  # the rotation grip sits this far beyond the group's end
@@ -69,26 +71,17 @@ def centre_on_display(display: PlanePose, point: Any) -> tuple[float, float]:
     return float(p[0]), float(p[1])
 
 
-# ---- slice group -----------------------------------------------------------------------------
+# ---- slice group ----------------------------------------------------------------------------
 def translated(pose: PlanePose, display: PlanePose, du: float, dv: float) -> PlanePose:
     """The group moved by (du, dv) mm of the display plane."""
     return pose.translated(du * display.u + dv * display.v)
 
 
-def rotated(pose: PlanePose, display: PlanePose, deg: float) -> PlanePose:
+def rotated(pose: PlanePose, display: PlanePose, deg: float, pivot: Any | None = None) -> PlanePose:
     """The group turned by `deg` (counter-clockwise on screen) about the display's normal through
-    its own centre. Screen counter-clockwise turns u towards v, i.e. a right-handed turn about
-    u x v = -normal (the display normal points into the screen)."""
-    return pose.rotated(-display.normal, deg)
-
-
-def resized(size_mm: float, display: PlanePose, axis: Any, amount_mm: float, lo: float, hi: float) -> float:
-    """A length along a group axis after its edge was dragged `amount_mm` outwards on the display
-    (symmetric about the centre), clamped to [lo, hi]. An unusable axis keeps its size."""
-    p = project_axis(display, axis)
-    if not p.usable:
-        return size_mm
-    return max(lo, min(hi, size_mm + 2.0 * amount_mm / p.factor))
+    `pivot` (subject mm; default the group centre). Screen counter-clockwise turns u towards v, a
+    right-handed turn about u x v = -normal (the display normal points into the screen)."""
+    return pose.rotated(-display.normal, deg, pivot)
 
 
 def stack_extent_mm(n_slices: int, thickness_mm: float, gap_mm: float) -> float:
@@ -102,100 +95,156 @@ def slices_for_extent(extent_mm: float, thickness_mm: float, gap_mm: float, lo: 
     return max(lo, min(hi, n))
 
 
-def stack_resized(n_slices: int, thickness_mm: float, gap_mm: float, display: PlanePose, normal: Any,
-                  amount_mm: float, lo: int = 1, hi: int = 64) -> int:
-    """The slice count after an outer stack edge was dragged `amount_mm` outwards on the display."""
-    p = project_axis(display, normal)
-    if not p.usable:
-        return n_slices
-    extent = stack_extent_mm(n_slices, thickness_mm, gap_mm) + 2.0 * amount_mm / p.factor
-    return slices_for_extent(extent, thickness_mm, gap_mm, lo, hi)
+def edge_on(display: PlanePose, pose: PlanePose) -> bool:
+    """Whether the group's slices show as lines on the display (see the module notes)."""
+    return project_axis(display, pose.normal).usable
 
 
 # ---- grips -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Grip:
-    """Where one grip sits on the display (u, v mm) and what dragging it does."""
+    """Where one grip sits on the display (u, v mm) and what dragging it does.
 
-    name: str  # centre, rotate, fov_read_lo/hi, fov_phase_lo/hi, stack_lo/hi, shim_centre, shim_<axis>_lo/hi
+    Resize grips: `axis` is the outward on-screen direction, `factor` the group-axis mm per on-screen
+    mm along it, `group_axis` which size it changes (read, phase, slice). Rotate: `pivot` on screen
+    and `pivot_mm` (subject frame)."""
+
+    name: str  # centre, rotate, fov_<read|phase>_<lo|hi>, stack_<lo|hi>, shim_centre, shim_<axis>_<lo|hi>
     u: float
     v: float
     role: str  # move | rotate | resize
-    axis: tuple[float, float] | None = None  # outward unit direction of a resize grip
+    axis: tuple[float, float] | None = None
+    factor: float = 1.0
+    group_axis: str | None = None
     pivot: tuple[float, float] | None = None
+    pivot_mm: tuple[float, float, float] | None = None
 
 
-def _along(display: PlanePose, pose: PlanePose) -> tuple[float, float]:
-    """The on-screen direction the group's slices run along: the slice lines' direction when the
-    group is seen edge-on, else its phase axis (sign: towards the group's phase, then read axis)."""
-    n = project_axis(display, pose.normal)
-    if n.usable:
-        d = (-n.direction[1], n.direction[0])
-        ref = project_axis(display, pose.v)
-        if ref.factor < 1e-6 or abs(d[0] * ref.direction[0] + d[1] * ref.direction[1]) < 1e-6:
-            ref = project_axis(display, pose.u)
-        if d[0] * ref.direction[0] + d[1] * ref.direction[1] < 0:
-            d = (-d[0], -d[1])
-        return d
-    p = project_axis(display, pose.v)
-    return p.direction if p.factor > 1e-6 else (0.0, 1.0)
+def _pivot_point(display: PlanePose, pose: PlanePose) -> np.ndarray:
+    """Subject point of the centre grip: on the centre slice's line nearest the group centre when
+    edge-on, else the centre's projection onto the display."""
+    c = np.asarray(pose.centre, float)
+    if edge_on(display, pose):
+        line = plane_plane_line(pose, display)  # the point of the cut nearest pose.centre
+        if line is not None:
+            return line[0]
+    return c - display.distance(c) * display.normal
 
 
-def _half_extent(display: PlanePose, pose: PlanePose, halves: tuple[float, float, float],
-                 direction: tuple[float, float]) -> float:
-    """How far the box (half sizes along read, phase, slice) reaches from its centre along a screen
-    direction (the box's support in that direction, display mm)."""
-    out = 0.0
-    for a, h in zip(group_axes(pose).values(), halves):
+def _cut_direction(display: PlanePose, pose: PlanePose) -> np.ndarray:
+    """Unit subject direction of the slices' lines on an edge-on display, signed towards the
+    group's phase axis (else its read axis) so grips keep their places as the group turns."""
+    d = np.cross(pose.normal, display.normal)
+    d = d / np.linalg.norm(d)
+    ref = pose.v if abs(d @ pose.v) > 1e-6 else pose.u
+    return d if d @ ref >= 0 else -d
+
+
+def _uv(display: PlanePose, point: Any) -> tuple[float, float]:
+    p = display.to_plane(point)
+    return float(p[0]), float(p[1])
+
+
+def _dir2(display: PlanePose, d3: Any) -> tuple[float, float]:
+    d = np.array([np.asarray(d3) @ display.u, np.asarray(d3) @ display.v])
+    n = float(np.linalg.norm(d))
+    return (float(d[0] / n), float(d[1] / n)) if n > 1e-12 else (0.0, 0.0)
+
+
+def _face_grips(display: PlanePose, pose: PlanePose, centre: Any, halves: dict[str, float], prefix: str,
+                names: tuple[str, ...], origin: np.ndarray) -> list[Grip]:
+    """Grips on a box's faces (half sizes along the group's axes, centred on `centre`), reached from
+    `origin` (a display point) along each axis's projection: where that face's cut crosses it."""
+    out = []
+    c = np.asarray(centre, float)
+    axes = group_axes(pose)
+    for name in names:
+        a = axes[name]
         p = project_axis(display, a)
-        out += h * p.factor * abs(p.direction[0] * direction[0] + p.direction[1] * direction[1])
+        if not p.usable:
+            continue
+        d3 = p.direction[0] * display.u + p.direction[1] * display.v  # unit, in the display
+        base = a @ (origin - c)
+        for suffix, s in (("lo", -1.0), ("hi", 1.0)):
+            t = (s * halves[name] - base) / p.factor
+            gu, gv = _uv(display, origin + t * d3)
+            out.append(Grip(f"{prefix}{name}_{suffix}", gu, gv, "resize", axis=(s * p.direction[0], s * p.direction[1]),
+                            factor=p.factor, group_axis=name))
     return out
 
 
 def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float], extent_mm: float,
                 px_per_mm: float) -> list[Grip]:
     """The slice group's grips on one display: centre, rotate, FOV edges, stack edges."""
-    cu, cv = centre_on_display(display, pose.centre)
+    halves = {"read": fov_mm[0] / 2.0, "phase": fov_mm[1] / 2.0, "slice": extent_mm / 2.0}
+    pc = _pivot_point(display, pose)
+    cu, cv = _uv(display, pc)
     out = [Grip("centre", cu, cv, "move")]
-    halves = (fov_mm[0] / 2.0, fov_mm[1] / 2.0, extent_mm / 2.0)
-    along = _along(display, pose)
-    r = _half_extent(display, pose, halves, along) + ROTATE_OFFSET_PX / px_per_mm
-    out.append(Grip("rotate", cu + r * along[0], cv + r * along[1], "rotate", pivot=(cu, cv)))
+    c = np.asarray(pose.centre, float)
     axes = group_axes(pose)
-    for name, a, h in (("fov_read", axes["read"], halves[0]), ("fov_phase", axes["phase"], halves[1]),
-                       ("stack", axes["slice"], halves[2])):
-        p = project_axis(display, a)
-        if not p.usable:
-            continue
-        du, dv = p.direction
-        # stack grips sit towards one end of the slice lines, off the centre grip when the stack is thin
-        off = 0.5 * _half_extent(display, pose, halves, along) if name == "stack" else 0.0
+    offset = ROTATE_OFFSET_PX / px_per_mm
+    if edge_on(display, pose):
+        l3 = _cut_direction(display, pose)
+        ends: list[tuple[float, str, float]] = []  # (t along l3, axis, |a.l|)
+        for sign in (1.0, -1.0):
+            best = None
+            for name in ("read", "phase"):
+                al = float(axes[name] @ l3) * sign
+                if abs(al) < 1e-9:
+                    continue
+                t = (math.copysign(halves[name], al) - axes[name] @ (pc - c)) / al
+                if t > 0 and (best is None or t < best[0]):
+                    best = (t, name, abs(al))
+            if best is not None:
+                ends.append((sign * best[0], best[1], best[2]))
+        far = max((abs(t) for t, _, _ in ends if t > 0), default=halves["phase"])
+        ru, rv = _uv(display, pc + (far + offset) * l3)
+        out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
+        for t, name, al in ends:
+            if al < MIN_PROJECTION:
+                continue
+            side = "hi" if axes[name] @ (pc + t * l3 - c) > 0 else "lo"
+            gu, gv = _uv(display, pc + t * l3)
+            out.append(Grip(f"fov_{name}_{side}", gu, gv, "resize", axis=_dir2(display, math.copysign(1.0, t) * l3),
+                            factor=al, group_axis=name))
+        pn = project_axis(display, pose.normal)
+        dn = pn.direction[0] * display.u + pn.direction[1] * display.v
+        slide = -0.5 * far * l3  # towards the lower end of the lines, off the centre grip
         for suffix, s in (("lo", -1.0), ("hi", 1.0)):
-            gu = cu + s * h * p.factor * du - off * along[0]
-            gv = cv + s * h * p.factor * dv - off * along[1]
-            out.append(Grip(f"{name}_{suffix}", gu, gv, "resize", axis=(s * du, s * dv)))
+            gu, gv = _uv(display, pc + s * halves["slice"] / pn.factor * dn + slide)
+            out.append(Grip(f"stack_{suffix}", gu, gv, "resize", axis=(s * pn.direction[0], s * pn.direction[1]),
+                            factor=pn.factor, group_axis="slice"))
+    else:
+        pv = project_axis(display, pose.v)
+        up = pv.direction[0] * display.u + pv.direction[1] * display.v if pv.factor > 1e-9 else display.v
+        reach = halves["phase"] * max(pv.factor, 1e-9)
+        ru, rv = _uv(display, pc + (reach + offset) * up)
+        out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
+        out += _face_grips(display, pose, c, halves, "fov_", ("read", "phase"), pc)
     return out
 
 
 def shim_grips(display: PlanePose, pose: PlanePose, centre: Any, size_mm: tuple[float, float, float]) -> list[Grip]:
-    """The shim box's grips: its centre, and both faces along each usable axis (read, phase, slice)."""
-    cu, cv = centre_on_display(display, centre)
-    out = [Grip("shim_centre", cu, cv, "move")]
-    for name, a, s_mm in zip(AXES, group_axes(pose).values(), size_mm):
-        p = project_axis(display, a)
-        if not p.usable:
-            continue
-        du, dv = p.direction
-        h = s_mm / 2.0 * p.factor
-        for suffix, s in (("lo", -1.0), ("hi", 1.0)):
-            out.append(Grip(f"shim_{name}_{suffix}", cu + s * h * du, cv + s * h * dv, "resize",
-                            axis=(s * du, s * dv)))
-    return out
+    """The shim box's grips: its centre (projected), and its faces along each usable axis."""
+    c = np.asarray(centre, float)
+    pc = c - display.distance(c) * display.normal
+    cu, cv = _uv(display, pc)
+    halves = {a: s / 2.0 for a, s in zip(AXES, size_mm)}
+    return [Grip("shim_centre", cu, cv, "move")] + _face_grips(display, pose, c, halves, "shim_", AXES, pc)
 
 
-def axis_of_grip(name: str) -> str:
-    """"fov_read_hi" -> "read", "stack_lo" -> "slice", "shim_phase_hi" -> "phase"."""
-    parts = name.split("_")
-    if parts[0] == "stack":
-        return "slice"
-    return parts[1]
+def find_grip(grips: list[Grip], name: str) -> Grip | None:
+    return next((g for g in grips if g.name == name), None)
+
+
+def resized(size_mm: float, grip: Grip, amount_mm: float, lo: float, hi: float) -> float:
+    """A size after its grip was dragged `amount_mm` outwards along the grip's on-screen axis:
+    symmetric about the centre, clamped to [lo, hi]."""
+    return max(lo, min(hi, size_mm + 2.0 * amount_mm * grip.factor))
+
+
+def stack_resized(n_slices: int, thickness_mm: float, gap_mm: float, grip: Grip, amount_mm: float,
+                  lo: int = 1, hi: int = 64) -> int:
+    """The slice count after a stack grip was dragged `amount_mm` outwards."""
+    extent = stack_extent_mm(n_slices, thickness_mm, gap_mm) + 2.0 * amount_mm * grip.factor
+    return slices_for_extent(extent, thickness_mm, gap_mm, lo, hi)

@@ -12,7 +12,7 @@ secondary axes (SECONDARY), so editing one tilt never relabels the others; `orie
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,16 @@ class RowParams:
         return cls(seq.kind, s.n_slices, s.thickness_mm, s.gap_mm, s.fov_read_mm, s.fov_phase_mm, s.matrix,
                    s.averages, seq.tr_ms, seq.te_ms, seq.ti_ms, seq.flip_deg, p.trigger, p.trigger_delay_ms,
                    p.acq_window_ms, tuple(float(c) for c in centre), main, a, b, s.inplane_deg)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RowParams":
+        """Back from `to_dict` (a dump's row params), e.g. for a solver planning grips offline."""
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        for k in ("centre_mm", "shim_size_mm", "shim_centre_mm"):
+            if kw.get(k) is not None:
+                kw[k] = tuple(float(x) for x in kw[k])
+        return cls(**kw)
 
     def copy(self) -> "RowParams":
         return replace(self)

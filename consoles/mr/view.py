@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import overlays as ov
@@ -15,8 +16,9 @@ from consoles.common.layout import ViewportLayout
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import button, group
+from consoles.mr import planning
 from consoles.mr import view_graphics as graphics
-from consoles.mr.model import MRModel
+from consoles.mr.model import MRModel, apply_resize, plan_grips, planning_rotated
 from consoles.mr.view_card import TABS, CardPanel, mss
 from consoles.mr.view_parts import THUMB_PX, HandDrag, RenameField, status_icon, thumbnail
 
@@ -48,6 +50,7 @@ class MRConsoleView(ConsoleViewBase):
         self.central.setFocusPolicy(QtCore.Qt.FocusPolicy.TabFocus)
         self._rename_uid: int | None = None
         self._menu_uid: int | None = None
+        self._plan_drag: tuple[int, Any, Any] | None = None  # (viewport, display pose, row params at the press)
         self._shown: list[Any] = [None] * 4  # per viewport: what image it shows (skip re-uploading)
         self._thumbs: dict[tuple, QtGui.QPixmap] = {}
         outer = QtWidgets.QVBoxLayout(self.central)
@@ -225,6 +228,7 @@ class MRConsoleView(ConsoleViewBase):
         for i, vp in enumerate(self.viewer.viewports()):
             self._named[vp.name] = vp
             vp.wheel_callback = lambda n, i=i: self._do(self.model.page, i, n)
+            vp.mouse_callback = lambda kind, u, v, b, i=i: self._on_viewport_mouse(i, kind, u, v, b)
             # right-drag window/level is display state the model records
             vp.window_level_callback = lambda w, lv, i=i: self._do(self.model.set_window_level, i, w / DISPLAY_SCALE,
                                                                     lv / DISPLAY_SCALE)
@@ -263,6 +267,7 @@ class MRConsoleView(ConsoleViewBase):
         self._menu_uid = None
         self._cancel_rename()
         self.drag.cancel()
+        self._plan_drag = None
         self.queue.setRowCount(0)
         self.queue.scrollToTop()
         self.series_list.clear()
@@ -518,6 +523,9 @@ class MRConsoleView(ConsoleViewBase):
         group_ = None
         if row is not None and not row.proto.is_localizer:
             group_ = row.params.slice_group()
+        # grips only where the model would accept the drag (a refused drag must not look possible)
+        shim_editable = row is not None and m.row_editable()
+        editable = shim_editable and not row.proto.is_localizer
         for i, vp in enumerate(self.viewer.viewports()):
             img = m.viewport_image_data(i)
             if img is None:
@@ -538,13 +546,76 @@ class MRConsoleView(ConsoleViewBase):
             if vp.window_level != want:
                 vp.set_window_level(*want)
             o = ov.OverlaySet()
-            graphics.planning_overlays(o, img.pose, graphics.view_rect(img), group_, m.graphics_mode(i),
+            rect = graphics.view_rect(img)
+            mode = m.graphics_mode(i)
+            graphics.planning_overlays(o, img.pose, rect, group_, mode,
                                        done=row is not None and row.status in ("done", "running"))
-            if m.shim_box_visible and row is not None and not row.proto.is_localizer:
+            shim = m.shim_box_visible and row is not None and not row.proto.is_localizer
+            if shim:
                 graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
+            if group_ is not None and mode != "off":
+                if editable:
+                    graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
+                                                                         with_shim=False))
+                graphics.plan_info(o, row.params, vp.width(), vp.height())
+            if shim and shim_editable:
+                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, 1.0, with_group=False))
             graphics.orientation_overlays(o, img.pose, vp.width(), vp.height())
             graphics.caption_overlays(o, m.viewport_caption(i))
             vp.set_overlays(o)
+
+    # ---- planning drags on the viewports ------------------------------------------------------------
+    def _on_viewport_mouse(self, i: int, kind: str, u: float, v: float, button: Any) -> None:
+        """A left press on a grip of viewport i starts a planning drag (overlays.DragController); the
+        model gets absolute values computed from the row as it was at the press, so a drag's result
+        depends on where it ends, not on how X batched its motion. A press elsewhere does nothing."""
+        vp = self.viewer.viewport(i)
+        drag = vp.drag
+        drag.grab_px = graphics.GRAB_PX
+        if kind == "press":
+            if button != QtCore.Qt.MouseButton.LeftButton or drag.active:
+                return
+            img = self.model.viewport_image_data(i)
+            row = self.model.open_row
+            if img is None or row is None or not vp.overlays.handles():
+                return
+            if drag.press(u, v, vp.overlays, vp.pixel_transform()) is None:
+                return
+            self._plan_drag = (i, img.pose, row.params.copy())
+            return
+        if kind not in ("move", "release") or not drag.active:
+            return
+        d = drag.move(u, v) if kind == "move" else drag.release(u, v)
+        start = self._plan_drag
+        if kind == "release":
+            self._plan_drag = None
+        if d is None or start is None or start[0] != i:
+            return
+        self._do(self._apply_plan_drag, d, start[1], start[2])
+
+    def _apply_plan_drag(self, d: ov.DragDelta, display: Any, p0: Any) -> None:
+        """One drag step on the model, from the press-time parameters `p0` and the drag's totals."""
+        m = self.model
+        row = m.open_row
+        if row is None:
+            return
+        p = row.params
+        name = d.handle
+        if name == "centre":
+            want = planning.translated(p0.pose(), display, d.total_du, d.total_dv)
+            if not np.allclose(want.centre, p.pose().centre):
+                m.set_pose(want)
+        elif name == "rotate":
+            if abs(d.total_angle_deg) > 1e-9 or not np.allclose(p.normal(), p0.normal()):
+                m.set_pose(planning_rotated(p0, display, d.total_angle_deg))
+        elif name == "shim_centre":
+            c = np.asarray(p0.shim_box()["centre"], float) + d.total_du * display.u + d.total_dv * display.v
+            if not np.allclose(c, np.asarray(p.shim_box()["centre"], float), atol=5e-4):
+                m.set_shim_centre(c)
+        else:
+            g = planning.find_grip(plan_grips(p0, display, 1.0, with_group=not row.proto.is_localizer), name)
+            if g is not None and g.role == "resize":
+                apply_resize(m, p0, g, d.total_amount)
 
     # ---- controller interface ---------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -561,6 +632,14 @@ class MRConsoleView(ConsoleViewBase):
         for pid, item in self._library_items.items():
             r = t.visualItemRect(item)
             out[f"library_item:{pid}"] = [origin.x() + r.x(), origin.y() + r.y(), r.width(), r.height()]
+        for vp in self.viewer.viewports():  # planning grips: "viewport<N>.handle:<name>"
+            if not vp.isVisible():
+                continue
+            st = vp.screen_transform()
+            for h in vp.overlays.handles():
+                x, y = st.to_pixel(h.u, h.v)
+                s = max(h.size_px, 2 * graphics.GRAB_PX)  # the reach hit_test grabs within
+                out[f"{vp.name}.handle:{h.name}"] = [int(round(x - s / 2)), int(round(y - s / 2)), s, s]
         if self.menu.isVisible():
             mo = self.menu.mapToGlobal(QtCore.QPoint(0, 0))
             for key, a in self._menu_actions.items():

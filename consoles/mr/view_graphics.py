@@ -3,8 +3,10 @@
 Each function turns what one viewport shows into an OverlaySet the viewport draws: the caption lines
 (series, image k/N, orientation) top left, and the planning graphics of the open row cut with the
 displayed plane (rendering.geometry): every slice's line plus the FOV outline ("all"), the first and
-last slice ("outer"), or nothing ("off"); the shim box (adjust volume) when it is shown. Non-interactive
-for now: no handles (graphical planning adds them).
+last slice ("outer"), or nothing ("off"); the shim box (adjust volume) when it is shown. An editable
+row's group carries grips (consoles.mr.planning): centre (move), rotate (a circle beyond the group's
+end), FOV read/phase edges and stack edges (resize), and the shim box's centre and faces when it is
+shown; a bottom-left line shows what a scanner shows of the plan (slices, slab, FOV), never the answer.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from consoles.common import overlays as ov
+from consoles.mr import planning
 from rendering.geometry import OrientedBox, PlanePose, box_plane_polygon, clip_segment_to_rect, rect_plane_segment
 
 CAPTION_PX = 13
@@ -21,6 +24,10 @@ SLICE_COLOR = ov.YELLOW
 DONE_COLOR = (0.7, 0.72, 0.76)  # an acquired row's graphics: where it was, no longer editable
 FOV_COLOR = ov.CYAN
 SHIM_COLOR = ov.GREEN
+HANDLE_PX = 14  # drawn size; hit_test grabs within max(GRAB_PX, HANDLE_PX / 2)
+GRAB_PX = 10
+ROTATE_COLOR = ov.ORANGE
+INFO_PX = 13
 
 
 def view_rect(image: Any) -> tuple[float, float, float, float]:
@@ -98,3 +105,46 @@ def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pos
     oriented = OrientedBox(PlanePose.from_axes(centre, pose.u, pose.v), half)
     pts = box_plane_polygon(oriented, display)
     _polygon(o, "shim_box", pts, SHIM_COLOR, dashed=False)  # green, unlabelled, as scanners draw it
+
+
+def _inside(rect: tuple[float, float, float, float], u: float, v: float) -> bool:
+    u0, u1, v0, v1 = rect
+    return u0 <= u <= u1 and v0 <= v <= v1
+
+
+def _add_grips(o: ov.OverlaySet, grips: list, rect: tuple[float, float, float, float], color: Any) -> None:
+    """Grips as overlay handles (named as the grip), only those over the image."""
+    for g in grips:
+        if not _inside(rect, g.u, g.v):
+            continue
+        if g.role == "rotate":
+            o.add(ov.Handle(g.name, g.u, g.v, ROTATE_COLOR, HANDLE_PX, "rotate", pivot=g.pivot))
+        elif g.role == "resize":
+            o.add(ov.Handle(g.name, g.u, g.v, color, HANDLE_PX - 2, "resize", axis=g.axis))
+        else:
+            o.add(ov.Handle(g.name, g.u, g.v, color, HANDLE_PX, "move"))
+
+
+def group_handles(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, float, float, float], grips: list) -> None:
+    """The open (editable) row's grips on one display (consoles.mr.planning.group_grips), the rotate
+    grip joined to the centre by a thin dashed line so it reads as a lever."""
+    by = {g.name: g for g in grips}
+    c, r = by["centre"], by["rotate"]
+    if _inside(rect, r.u, r.v):
+        o.add(ov.Line("rotate_lever", c.u, c.v, r.u, r.v, ROTATE_COLOR, 1.0, dashed=True))
+    _add_grips(o, grips, rect, SLICE_COLOR)
+
+
+def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grips: list) -> None:
+    """The adjust volume's grips (centre, faces along read, phase and slice) on one display."""
+    _add_grips(o, grips, rect, SHIM_COLOR)
+
+
+def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int) -> None:
+    """What a scanner shows of the plan, bottom right on two short lines (the bottom orientation
+    letter keeps the middle): slice count and slab thickness, FOV."""
+    slab = planning.stack_extent_mm(int(params.n_slices), params.thickness_mm, params.gap_mm)
+    lines = (f"{int(params.n_slices)} sl  slab {slab:.0f} mm", f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
+    for k, text in enumerate(lines):
+        o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
+                      SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))

@@ -68,19 +68,27 @@ def test_rotation_is_counter_clockwise_on_screen():
     assert math.degrees(math.atan2(d[1], d[0])) == pytest.approx(120.0, abs=1e-6)
 
 
-def test_fov_and_stack_resizes_follow_the_projection():
-    g = PlanePose.axial((0.0, 0.0, 0.0))  # read = +x lies in the coronal plane, phase = -y is end-on
-    assert planning.resized(300.0, CORONAL, g.u, 10.0, 100, 500) == pytest.approx(320.0)
-    assert planning.resized(300.0, CORONAL, g.v, 10.0, 100, 500) == 300.0  # end-on: kept
-    tilted = planning.rotated(g, CORONAL, 60.0)  # read axis now at 60 deg out of... still in the coronal plane
-    assert planning.resized(300.0, CORONAL, tilted.u, 10.0, 100, 500) == pytest.approx(320.0)
-    oblique = g.rotated((0.0, 0.0, 1.0), 45.0)  # read axis 45 deg out of the coronal plane
-    assert planning.resized(300.0, CORONAL, oblique.u, 10.0, 100, 500) == pytest.approx(300.0 + 20.0 / math.cos(
-        math.radians(45.0)))
-    # stack of 8 x 8 mm slices, gap 2 (extent 78): +5 mm on each side -> 88 mm -> 9 slices
-    assert planning.stack_resized(8, 8.0, 2.0, CORONAL, g.normal, 5.0) == 9
-    assert planning.stack_resized(8, 8.0, 2.0, CORONAL, g.normal, -100.0) == 1
-    assert planning.stack_resized(8, 8.0, 2.0, AXIAL, g.normal, 5.0) == 8  # the slices lie in the display
+def test_resize_factors_follow_the_cut():
+    """An axial group on the coronal image (edge-on): read axis along the line (factor 1), stack
+    grips at the outer slice lines; turned 60 deg about x (towards the coronal normal), the lines
+    spread by 1 / cos 30 = 2 / sqrt 3 on screen and a screen mm carries sqrt(3)/2 mm of the normal."""
+    g = PlanePose.axial((0.0, 0.0, 0.0))
+    grips = {gr.name: gr for gr in planning.group_grips(CORONAL, g, (300.0, 200.0), 78.0, 2.0)}
+    assert grips["fov_read_hi"].factor == pytest.approx(1.0) and grips["stack_hi"].factor == pytest.approx(1.0)
+    assert planning.resized(300.0, grips["fov_read_hi"], 10.0, 100, 500) == pytest.approx(320.0)
+    # 8 x 8 mm slices, gap 2 (extent 78): +5 mm on each side -> 88 mm -> 9 slices
+    assert planning.stack_resized(8, 8.0, 2.0, grips["stack_hi"], 5.0) == 9
+    assert planning.stack_resized(8, 8.0, 2.0, grips["stack_lo"], -100.0) == 1
+    tilted = g.rotated((1.0, 0.0, 0.0), 30.0)  # normal 30 deg from +z towards y
+    grips = {gr.name: gr for gr in planning.group_grips(CORONAL, tilted, (300.0, 200.0), 78.0, 2.0)}
+    f = math.cos(math.radians(30.0))
+    assert grips["stack_hi"].factor == pytest.approx(f)
+    assert grips["stack_hi"].v - grips["stack_lo"].v == pytest.approx(78.0 / f)  # the outer lines on screen
+    assert planning.stack_resized(8, 8.0, 2.0, grips["stack_hi"], 5.0 / f) == 9
+    # seen face-on (the axial group on an axial image): no stack grips, FOV grips on the outline
+    face = {gr.name: gr for gr in planning.group_grips(AXIAL, g, (300.0, 200.0), 78.0, 2.0)}
+    assert not any(n.startswith("stack") for n in face)
+    assert (face["fov_read_hi"].u, face["fov_phase_hi"].v) == pytest.approx((150.0, 100.0))
 
 
 def test_grips_sit_where_the_group_is_drawn():
@@ -92,9 +100,14 @@ def test_grips_sit_where_the_group_is_drawn():
     assert grips["stack_hi"].v == pytest.approx(50.0) and grips["stack_lo"].v == pytest.approx(10.0)
     assert grips["stack_hi"].axis == pytest.approx((0.0, 1.0))
     # the rotate grip lies beyond the FOV's end, off every other grip
-    assert grips["rotate"].u == pytest.approx(10.0 + 150.0 + planning.ROTATE_OFFSET_PX / 2.0)
+    assert abs(grips["rotate"].u - 10.0) == pytest.approx(150.0 + planning.ROTATE_OFFSET_PX / 2.0)
     pts = [(gr.u, gr.v) for gr in grips.values()]
     assert min(math.dist(a, b) for i, a in enumerate(pts) for b in pts[i + 1:]) * 2.0 >= 14.0
+    # a centre off the displayed plane: the centre grip stays on the drawn line
+    off = PlanePose.from_normal((10.0, 25.0, 30.0), (0.0, 0.5, 0.866), 0.0)
+    c = planning.find_grip(planning.group_grips(CORONAL, off, (300.0, 200.0), 40.0, 2.0), "centre")
+    p3 = CORONAL.to_subject(c.u, c.v)
+    assert abs(off.distance(p3)) < 1e-9
 
 
 # ---- the model ------------------------------------------------------------------------------------------
@@ -170,22 +183,23 @@ def test_fov_stack_and_shim_drags(rt):
     m = _model(rt)
     p = m.open_row.params
     p.main, p.tilt_a_deg, p.tilt_b_deg, p.inplane_deg = "T", 0.0, 0.0, 0.0  # axial: seen edge-on on coronal
+    disp = PlanePose.coronal(p.centre_mm)
     fov0, n0 = p.fov_read_mm, p.n_slices
-    m.drag_fov_edge(CORONAL, "read", 15.0)
+    m.drag_grip(disp, "fov_read_hi", 15.0)
     assert p.fov_read_mm == pytest.approx(min(500, fov0 + 30.0))
     with pytest.raises(ConsoleActionError, match="end-on"):
-        m.drag_fov_edge(CORONAL, "phase", 15.0)
+        m.drag_grip(disp, "fov_phase_hi", 15.0)
     step = p.thickness_mm + p.gap_mm
-    m.drag_stack_edge(CORONAL, step)  # one slice pitch on each side: two more slices
+    m.drag_grip(disp, "stack_hi", step)  # one slice pitch on each side: two more slices
     assert p.n_slices == n0 + 2
-    with pytest.raises(ConsoleActionError, match="lie in"):
-        m.drag_stack_edge(AXIAL, 5.0)
+    with pytest.raises(ConsoleActionError, match="end-on"):
+        m.drag_grip(PlanePose.axial(p.centre_mm), "stack_hi", 5.0)
     c0 = np.array(p.shim_box()["centre"])
-    m.move_shim(CORONAL, 5.0, 8.0)
+    m.move_shim(disp, 5.0, 8.0)
     assert np.allclose(np.array(p.shim_box()["centre"]) - c0, [5.0, 0.0, 8.0], atol=1e-3)
     assert m.events[-1]["event"] == "shim_box_moved"
     size0 = p.shim_box()["size_mm"]
-    m.drag_shim_edge(CORONAL, "slice", 10.0)
+    m.drag_grip(disp, "shim_slice_hi", 10.0)
     assert p.shim_box()["size_mm"][2] == pytest.approx(size0[2] + 20.0)
     assert p.shim_box()["follows_slab"] is False
     assert m.state()["queue"][1]["params"]["shim_centre_mm"] == pytest.approx(list(c0 + [5.0, 0.0, 8.0]), abs=1e-3)
@@ -196,8 +210,8 @@ def test_planning_is_refused_on_rows_that_are_not_editable(rt, status, reason):
     m = _model(rt, status=status)
     before = m.open_row.params.to_dict()
     for fn, args in ((m.translate_group, (CORONAL, 5.0, 0.0)), (m.rotate_group, (AXIAL, 10.0)),
-                     (m.drag_fov_edge, (CORONAL, "read", 5.0)), (m.drag_stack_edge, (CORONAL, 5.0)),
-                     (m.move_shim, (CORONAL, 1.0, 1.0)), (m.drag_shim_edge, (CORONAL, "read", 5.0)),
+                     (m.drag_grip, (CORONAL, "fov_read_hi", 5.0)), (m.drag_grip, (CORONAL, "stack_hi", 5.0)),
+                     (m.move_shim, (CORONAL, 1.0, 1.0)), (m.drag_grip, (CORONAL, "shim_read_hi", 5.0)),
                      (m.set_shim_centre, ((0.0, 0.0, 0.0),))):
         with pytest.raises(ConsoleActionError, match=reason):
             fn(*args)
