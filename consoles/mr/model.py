@@ -52,6 +52,7 @@ DEFAULT_HEART_RATE_BPM = (60.0, 80.0)
 LOCALIZER_SHORT = {"sagittal": "sag", "coronal": "cor", "transverse": "tra"}
 CLIP_MARGIN_MM = 15.0  # a prior series fitted to organs (cover_labels) leaves this much around them
 DEFAULT_CLIP_MM = (18.0, 30.0)
+SHIM_GRIP_OFFSET_PX = 20.0  # the shim box's move grip, up-left of its centre (off the group's centre grip)
 
 
 def balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
@@ -1046,15 +1047,18 @@ class MRModel(ConsoleModelBase):
 
 # ---- planning helpers shared by the model and the view's drags ----------------------------------------
 def plan_grips(p: RowParams, display: PlanePose, px_per_mm: float, with_group: bool = True,
-               with_shim: bool = True) -> list[planning.Grip]:
-    """The grips of row parameters `p` on a displayed plane (group first, then the shim box)."""
+               with_shim: bool = True, free: Any = None) -> list[planning.Grip]:
+    """The grips of row parameters `p` on a displayed plane (group first, then the shim box); `free`
+    (u, v) -> bool tells where the rotate grip may go (planning.group_grips)."""
     out: list[planning.Grip] = []
     if with_group:
         extent = planning.stack_extent_mm(int(p.n_slices), p.thickness_mm, p.gap_mm)
-        out += planning.group_grips(display, p.pose(), (p.fov_read_mm, p.fov_phase_mm), extent, px_per_mm)
+        out += planning.group_grips(display, p.pose(), (p.fov_read_mm, p.fov_phase_mm), extent, px_per_mm, free)
     if with_shim:
         box = p.shim_box()
-        out += planning.shim_grips(display, p.pose(), box["centre"], tuple(float(s) for s in box["size_mm"]))
+        off = SHIM_GRIP_OFFSET_PX / px_per_mm
+        out += planning.shim_grips(display, p.pose(), box["centre"], tuple(float(s) for s in box["size_mm"]),
+                                   (-off, off))
     return out
 
 

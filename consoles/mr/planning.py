@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -174,8 +174,10 @@ def _face_grips(display: PlanePose, pose: PlanePose, centre: Any, halves: dict[s
 
 
 def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float], extent_mm: float,
-                px_per_mm: float) -> list[Grip]:
-    """The slice group's grips on one display: centre, rotate, FOV edges, stack edges."""
+                px_per_mm: float, free: Callable[[float, float], bool] | None = None) -> list[Grip]:
+    """The slice group's grips on one display: centre, rotate, FOV edges, stack edges. The rotate
+    grip goes beyond the group's far end, or beyond the other end when `free(u, v)` says the first
+    spot is taken (a caption, off the image)."""
     halves = {"read": fov_mm[0] / 2.0, "phase": fov_mm[1] / 2.0, "slice": extent_mm / 2.0}
     pc = _pivot_point(display, pose)
     cu, cv = _uv(display, pc)
@@ -198,7 +200,10 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
             if best is not None:
                 ends.append((sign * best[0], best[1], best[2]))
         far = max((abs(t) for t, _, _ in ends if t > 0), default=halves["phase"])
-        ru, rv = _uv(display, pc + (far + offset) * l3)
+        near = max((abs(t) for t, _, _ in ends if t < 0), default=far)
+        # beyond the far end; else beyond the near one; else on the centre line inside the group
+        spots = [_uv(display, pc + t * l3) for t in (far + offset, -(near + offset), 0.6 * far, -0.6 * near)]
+        ru, rv = next((sp for sp in spots if free is None or free(*sp)), spots[0])
         out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
         for t, name, al in ends:
             if al < MIN_PROJECTION:
@@ -219,18 +224,26 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
         up = pv.direction[0] * display.u + pv.direction[1] * display.v if pv.factor > 1e-9 else display.v
         reach = halves["phase"] * max(pv.factor, 1e-9)
         ru, rv = _uv(display, pc + (reach + offset) * up)
+        if free is not None and not free(ru, rv):
+            alt = _uv(display, pc - (reach + offset) * up)
+            if free(*alt):
+                ru, rv = alt
         out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
         out += _face_grips(display, pose, c, halves, "fov_", ("read", "phase"), pc)
     return out
 
 
-def shim_grips(display: PlanePose, pose: PlanePose, centre: Any, size_mm: tuple[float, float, float]) -> list[Grip]:
-    """The shim box's grips: its centre (projected), and its faces along each usable axis."""
+def shim_grips(display: PlanePose, pose: PlanePose, centre: Any, size_mm: tuple[float, float, float],
+               centre_offset: tuple[float, float] = (0.0, 0.0)) -> list[Grip]:
+    """The shim box's grips: its centre (projected; drawn `centre_offset` display mm away, so it is not
+    under the slice group's centre grip while the box follows the slab), and its faces along each
+    usable axis."""
     c = np.asarray(centre, float)
     pc = c - display.distance(c) * display.normal
     cu, cv = _uv(display, pc)
     halves = {a: s / 2.0 for a, s in zip(AXES, size_mm)}
-    return [Grip("shim_centre", cu, cv, "move")] + _face_grips(display, pose, c, halves, "shim_", AXES, pc)
+    return ([Grip("shim_centre", cu + centre_offset[0], cv + centre_offset[1], "move")]
+            + _face_grips(display, pose, c, halves, "shim_", AXES, pc))
 
 
 def find_grip(grips: list[Grip], name: str) -> Grip | None:

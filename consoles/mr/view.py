@@ -555,11 +555,13 @@ class MRConsoleView(ConsoleViewBase):
                 graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
             if group_ is not None and mode != "off":
                 if editable:
+                    free = graphics.free_spot(vp.pixel_transform(), vp.width(), vp.height(),
+                                              len(m.viewport_caption(i)), rect)
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
-                                                                         with_shim=False))
+                                                                         with_shim=False, free=free))
                 graphics.plan_info(o, row.params, vp.width(), vp.height())
             if shim and shim_editable:
-                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, 1.0, with_group=False))
+                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
             graphics.orientation_overlays(o, img.pose, vp.width(), vp.height())
             graphics.caption_overlays(o, m.viewport_caption(i))
             vp.set_overlays(o)

@@ -138,20 +138,20 @@ class CardPanel:
             tb.setEnabled(row is not None)
         if row is None:
             self.card_title.setText("<b>No row open</b>")
-            self.scan_time.setText("")
-            self.conflict.setText("")
+            _set_text(self.scan_time, "")
+            _set_text(self.conflict, "")
         else:
             self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
             self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
             found = m.row_conflicts(row)
-            self.conflict.setText(f"Conflict: {found[0]}" if found else "")
+            _set_text(self.conflict, f"Conflict: {found[0]}" if found else "")
             self.orientation_label.setText(row.params.orientation_text())
         card = m.card()
         for name, row_w in self.choices.items():
             opts, rule = CHOICES[name]
             row_w.show_value(None if row is None else getattr(row.params, name), rule(m))
         for tab, label in zip(TABS, self.reasons):
-            label.setText(_greyed_text(card.get(tab, [])) if row is not None else "")
+            _set_text(label, _greyed_text(card.get(tab, [])) if row is not None else "")
         self._show_page()
 
     def _show_page(self) -> None:
@@ -160,6 +160,16 @@ class CardPanel:
         for i, b in enumerate(self.tab_btns):
             b.setChecked(has_row and i == self.tab)
 
+
+
+def _set_text(label: QtWidgets.QLabel, text: str) -> None:
+    """Set a label's text; empty means clear(): a word-wrapped label emptied by setText("") answers
+    heightForWidth 14 where a fresh (or cleared) one answers -1, which moved the card's scan time by
+    1 px on a console reset in place after a row with greyed fields had been open."""
+    if text:
+        label.setText(text)
+    elif label.text():
+        label.clear()
 
 
 def _greyed_text(fields: list[dict[str, Any]]) -> str:

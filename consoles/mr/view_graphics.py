@@ -107,6 +107,25 @@ def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pos
     _polygon(o, "shim_box", pts, SHIM_COLOR, dashed=False)  # green, unlabelled, as scanners draw it
 
 
+def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
+              rect: tuple[float, float, float, float]) -> Any:
+    """(u, v) -> whether a grip there is on the image and clear of the texts drawn over it (caption
+    top left, plan info bottom right, orientation letters at the edge middles), which are drawn on top
+    and would hide it."""
+    busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)), (width - 170, height - 48, width, height)]
+    busy += [(width / 2 - 16, 0, width / 2 + 16, 28), (width / 2 - 16, height - 28, width / 2 + 16, height),
+             (0, height / 2 - 16, 24, height / 2 + 16), (width - 24, height / 2 - 16, width, height / 2 + 16)]
+    margin = HANDLE_PX
+
+    def free(u: float, v: float) -> bool:
+        x, y = t.to_pixel(u, v)
+        if not (margin <= x <= width - margin and margin <= y <= height - margin) or not _inside(rect, u, v):
+            return False
+        return not any(x0 - margin <= x <= x1 + margin and y0 - margin <= y <= y1 + margin for x0, y0, x1, y1 in busy)
+
+    return free
+
+
 def _inside(rect: tuple[float, float, float, float], u: float, v: float) -> bool:
     u0, u1, v0, v1 = rect
     return u0 <= u <= u1 and v0 <= v <= v1
@@ -120,7 +139,8 @@ def _add_grips(o: ov.OverlaySet, grips: list, rect: tuple[float, float, float, f
         if g.role == "rotate":
             o.add(ov.Handle(g.name, g.u, g.v, ROTATE_COLOR, HANDLE_PX, "rotate", pivot=g.pivot))
         elif g.role == "resize":
-            o.add(ov.Handle(g.name, g.u, g.v, color, HANDLE_PX - 2, "resize", axis=g.axis))
+            c = FOV_COLOR if g.name.startswith("fov_") else color  # FOV grips match the dashed FOV outline
+            o.add(ov.Handle(g.name, g.u, g.v, c, HANDLE_PX - 2, "resize", axis=g.axis))
         else:
             o.add(ov.Handle(g.name, g.u, g.v, color, HANDLE_PX, "move"))
 

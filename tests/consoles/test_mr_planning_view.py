@@ -168,6 +168,29 @@ def _script(p: Planner) -> None:
     f["shim_move_want"] = [round(_px_mm(p, 2, round(10.0 * p.transform(2)["ax"])), 1), 0.0,
                            round(-_px_mm(p, 2, round(6.0 * p.transform(2)["ax"])), 1)]
     p.shot("shim_moved")
+    # double oblique: acquire the 2ch row, show it in viewport 4, plan the SAX stack on it
+    p.click("shim_box_toggle")
+    _double_click(p, "queue_row:3")
+    p.click("go")
+    p.con.settle(30.0)
+    _drag_names(p, "series_item:2", "viewport4")
+    _double_click(p, "queue_row:2")
+    p.shot("sax_on_2ch_before")
+    two_ch = p.geo()["viewports"]["viewport4"]["pose"]
+    n2 = np.array(two_ch["normal"])
+    n_before = np.array(p.params()["normal"])
+    x, y = p.handle(4, "rotate")
+    cx, cy = p.handle(4, "centre")
+    a = math.radians(-20.0)
+    rx, ry = x - cx, y - cy
+    p.act(Action("drag", x=x, y=y, x2=int(round(cx + rx * math.cos(a) + ry * math.sin(a))),
+                 y2=int(round(cy - rx * math.sin(a) + ry * math.cos(a)))))
+    n_after = np.array(p.params()["normal"])
+    f["angle_to_2ch"] = (round(float(np.degrees(np.arcsin(min(1.0, abs(n_before @ n2))))), 2),
+                         round(float(np.degrees(np.arcsin(min(1.0, abs(n_after @ n2))))), 2))
+    f["turned"] = round(float(np.degrees(np.arccos(min(1.0, abs(n_before @ n_after))))), 1)
+    f["orientation_after"] = p.params()["orientation"]
+    p.shot("sax_on_2ch_rotated")
     # empty image area: a left drag there changes nothing
     before = p.params()
     vpr = p.geo()["viewports"]["viewport4"]["rect"] if "viewport4" in p.geo()["viewports"] else None
@@ -175,6 +198,17 @@ def _script(p: Planner) -> None:
     p.act(Action("drag", x=x0 + 12, y=y0 + h0 - 40, x2=x0 + 60, y2=y0 + h0 - 80))
     f["empty_drag_still"] = p.params() == before
     f["vp4"] = vpr is not None
+
+
+def _double_click(p: Planner, name: str) -> None:
+    x, y, w, h = p.geo()["geometry"][name]
+    p.act(Action("double_click", x=x + w // 2, y=y + h // 2))
+
+
+def _drag_names(p: Planner, src: str, dst: str) -> None:
+    g = p.geo()["geometry"]
+    (x, y, w, h), (x2, y2, w2, h2) = g[src], g[dst]
+    p.act(Action("drag", x=x + w // 2, y=y + h // 2, x2=x2 + w2 // 2, y2=y2 + h2 // 2), 1.0)
 
 
 def solver_grip(p: Planner, vp: int, name: str):
@@ -220,6 +254,8 @@ def runs(display, card_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name, png in first.shots.items():
         (SHOTS / f"{name}.png").write_bytes(png)
+        if reset.shots.get(name) != png:  # to look at what a reset left behind
+            (SHOTS / f"reset_{name}.png").write_bytes(reset.shots.get(name, b""))
     return first, second, reset
 
 
@@ -246,6 +282,15 @@ def test_drags_change_the_geometry_by_what_the_transform_predicts(runs):
     assert f["typed_moves_centre_px"][0] == pytest.approx(f["typed_want_px"], abs=1)
     assert f["typed_moves_centre_px"][1] == 0
     assert f["shim_moved"] == pytest.approx(f["shim_move_want"], abs=0.15)
+
+
+def test_planning_on_the_2ch_image_is_double_oblique(runs):
+    """A turn on the (oblique) 2ch image keeps the stack's angle to the 2ch plane and tilts it in 3D."""
+    f = runs[0].facts
+    before, after = f["angle_to_2ch"]
+    assert after == pytest.approx(before, abs=0.2)
+    assert f["turned"] > 5.0
+    assert f["orientation_after"].count(">") == 2
 
 
 def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
