@@ -82,6 +82,44 @@ def _polygon(o: ov.OverlaySet, name: str, pts: np.ndarray, color: Any, dashed: b
                           dashed=dashed))
 
 
+_RECT_SIGNS = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])  # corners, counter-clockwise
+
+
+def stack_segments(group: Any, display: PlanePose, ks: Sequence[int], eps: float = 1e-9) -> list:
+    """Where slices `ks` of a group (finite FOV rectangles) cut the displayed plane: per slice a
+    segment in display (u, v) mm or None; rendering.geometry.rect_plane_segment for the whole stack
+    at once (one slice at a time cost most of a planning drag's redraw)."""
+    pose = group.pose
+    u, v = pose.u, pose.v
+    n = np.cross(u, -v)
+    nd = np.cross(display.u, -display.v)
+    if np.linalg.norm(np.cross(n, nd)) < eps:
+        return [None] * len(ks)
+    half = np.array([group.fov_read_mm / 2.0, group.fov_phase_mm / 2.0])
+    offs = np.asarray(group.offsets_mm(), float)[list(ks)]
+    basis = np.stack([display.u, display.v, nd], axis=1)  # subject direction -> (u, v, distance)
+    c = (np.asarray(pose.centre, float) - display.centre) @ basis
+    cu, cv, cn = u @ basis, v @ basis, n @ basis
+    local = _RECT_SIGNS * half  # (4, 2)
+    corners = c + offs[:, None, None] * cn + local[None, :, :1] * cu + local[None, :, 1:] * cv  # (K, 4, 3)
+    out: list = []
+    for pts3 in corners:
+        d = pts3[:, 2]
+        pts = [pts3[j, :2] for j in range(4) if abs(d[j]) <= eps]
+        for a in range(4):
+            b = (a + 1) % 4
+            if (d[a] < -eps and d[b] > eps) or (d[a] > eps and d[b] < -eps):
+                t = d[a] / (d[a] - d[b])
+                pts.append(pts3[a, :2] + t * (pts3[b, :2] - pts3[a, :2]))
+        if not pts:
+            out.append(None)
+            continue
+        p = np.unique(np.round(np.asarray(pts), 9), axis=0)
+        i, j = np.unravel_index(np.argmax(((p[:, None] - p[None]) ** 2).sum(-1)), (len(p), len(p)))
+        out.append((p[i], p[j]))
+    return out
+
+
 def planning_overlays(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, float, float, float],
                       group: Any, mode: str, done: bool) -> None:
     """Add the slice group's graphics (rendering.mr_image.SliceGroup) as cut by the displayed plane."""
@@ -89,11 +127,11 @@ def planning_overlays(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, f
         return
     color = DONE_COLOR if done else SLICE_COLOR
     n = int(group.n_slices)
-    ks = range(n) if mode == "all" else sorted({0, n - 1})
-    size = (group.fov_read_mm, group.fov_phase_mm)
-    for k in ks:
+    ks = list(range(n)) if mode == "all" else sorted({0, n - 1})
+    segs = stack_segments(group, display, ks)
+    for k, seg in zip(ks, segs):
         width = 2.0 if k in (0, n - 1) else 1.0
-        _segment(o, f"slice{k}", rect_plane_segment(group.slice_pose(k), size, display), rect, color, width)
+        _segment(o, f"slice{k}", seg, rect, color, width)
     if mode == "all":
         _polygon(o, "fov", box_plane_polygon(group.slab(), display), FOV_COLOR, dashed=True)
 

@@ -226,3 +226,27 @@ def test_planning_is_refused_on_the_localizer_and_with_no_row_open(rt):
     m.close_row()
     with pytest.raises(ConsoleActionError, match="Open a row"):
         m.rotate_group(AXIAL, 5.0)
+
+
+def test_the_stacks_cut_drawn_at_once_equals_the_geometry_modules_per_slice_cut():
+    """view_graphics.stack_segments (a drag's redraw) against rendering.geometry.rect_plane_segment."""
+    from consoles.mr.view_graphics import stack_segments
+    from rendering.geometry import rect_plane_segment
+    from rendering.mr_image import SliceGroup
+
+    rng = np.random.default_rng(0)
+    seen = 0
+    for _ in range(200):
+        g = SliceGroup(PlanePose.from_normal(rng.normal(0, 30, 3), rng.normal(size=3), rng.uniform(-90, 90)),
+                       fov_read_mm=rng.uniform(100, 400), fov_phase_mm=rng.uniform(100, 400),
+                       n_slices=int(rng.integers(1, 20)), thickness_mm=6.0, gap_mm=2.0)
+        d = PlanePose.from_normal(rng.normal(0, 30, 3), rng.normal(size=3), rng.uniform(-90, 90))
+        ks = list(range(g.n_slices))
+        for k, fast in zip(ks, stack_segments(g, d, ks)):
+            ref = rect_plane_segment(g.slice_pose(k), (g.fov_read_mm, g.fov_phase_mm), d)
+            assert (ref is None) == (fast is None)
+            if ref is not None:
+                seen += 1
+                assert np.allclose(sorted(map(tuple, ref)), sorted(map(tuple, fast)), atol=1e-6)
+    assert seen > 500
+    assert stack_segments(g, g.pose, [0]) == [None]  # parallel planes
