@@ -202,7 +202,9 @@ def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int) -> None:
     """What a scanner shows of the plan, bottom right on two short lines (the bottom orientation
     letter keeps the middle): slice count and slab thickness, FOV."""
     slab = planning.stack_extent_mm(int(params.n_slices), params.thickness_mm, params.gap_mm)
-    lines = (f"{int(params.n_slices)} sl  slab {slab:.0f} mm", f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
+    n = int(params.n_slices)
+    lines = (f"{n} slice{'s' if n != 1 else ''}  slab {slab:.0f} mm",
+             f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
     for k, text in enumerate(lines):
         o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
                       SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))

@@ -8,8 +8,8 @@ Builds the console exactly as `python -m consoles.<modality>` does (same style, 
 font), shows it, and for each NumberField sets the minimum, the maximum and the model's own value,
 enabled and disabled, grabbing the field each time. Named read-out labels are grabbed as they are.
 Writes DIR/*.png and DIR/manifest.json: [{"file", "widget", "kind", "expected"}].
-MR also puts a row on the scanner (the header's status counts down) and grabs every exam-queue row
-and the viewports' caption lines (kind "text": the words must read back, spaces aside); viewport
+MR also puts a double-oblique row on the scanner (the header's status counts down) and grabs every
+exam-queue row, the orientation read-out, the viewports' caption lines and plan info (kind "text": the words must read back, spaces aside); viewport
 text is drawn by VTK, so those crops come from a screen capture, as an agent sees them.
 `--legacy-spinbox` renders the field the console used before (QDoubleSpinBox without buttons
 under the old style sheet) instead: the negative control the OCR test must reject.
@@ -27,7 +27,7 @@ from pathlib import Path
 LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24; border: 1px solid #6b7380; "
                      "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
 READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time",
-                  "frame_rate", "image_info", "caliper_readout", "frequency_readout")
+                  "frame_rate", "image_info", "caliper_readout", "frequency_readout", "orientation_readout")
 
 
 def _plain(text: str) -> str:
@@ -62,6 +62,11 @@ def _mr_busy_state(view, app) -> None:
     m.go()
     view.on_clock(0.0, 20.0)
     m.open(m.rows[2].uid)
+    # the widest geometry a plan shows: a double oblique with both tilts negative, the in-plane
+    # rotation three digits and negative (orientation read-out, fields, plan info on the images)
+    for name, value in (("main", "T"), ("tilt_a_deg", -23.4), ("tilt_b_deg", -12.1), ("inplane_deg", -150.5),
+                        ("pos_lr_mm", -123.4), ("n_slices", 12)):
+        m.set_param(name, value)
     m.go()
     view.on_clock(20.0, 25.0)
     _settle(app)
@@ -78,6 +83,8 @@ def probe_mr_screen(view, out: Path) -> list[dict]:
             manifest.append({"file": name, "widget": f"queue_row:{row.uid}", "kind": "text",
                              "expected": [q.item(r, c).text()]})
     def wanted(vp, label: str):
+        if label.startswith("plan_info"):  # slices, slab and FOV over the images
+            return [actor_text(vp, label)]
         if not label.startswith("caption") or label == "caption2":  # one-letter orientation: too short
             return None
         return [m.viewport_caption(int(vp.name[-1]) - 1)[int(label[-1])]]

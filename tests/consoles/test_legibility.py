@@ -89,12 +89,15 @@ def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(display, tm
     fields = {e["widget"] for e in manifest if e["kind"] == "field"}
     assert {"n_slices_field", "thickness_mm_field", "fov_read_mm_field", "matrix_field", "tr_ms_field",
             "te_ms_field", "ti_ms_field", "flip_deg_field", "trigger_delay_ms_field", "acq_window_ms_field",
-            "heart_rate_bpm_field", "pos_fh_mm_field", "tilt_a_deg_field", "inplane_deg_field"} <= fields
-    assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {
-        "scanner_status", "exam_time", "heart_rate", "scan_time"}
+            "heart_rate_bpm_field", "pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field", "tilt_a_deg_field",
+            "tilt_b_deg_field", "inplane_deg_field"} <= fields
+    labels = {e["widget"]: e["expected"] for e in manifest if e["kind"] == "label"}
+    assert {"scanner_status", "exam_time", "heart_rate", "scan_time", "orientation_readout"} <= set(labels)
+    assert labels["orientation_readout"] == "T > C -23.4 > S -12.1"  # the widest orientation a plan shows
     texts = {e["widget"] for e in manifest if e["kind"] == "text"}
     assert {"queue_row:1", "queue_row:2", "queue_row:3", "queue_row:4"} <= texts
     assert {f"viewport{i}.label:caption{k}" for i in (1, 2, 3) for k in (0, 1)} <= texts
+    assert {f"viewport{i}.label:plan_info{k}" for i in (1, 2, 3) for k in (0, 1)} <= texts
     bad = _misreads(out, manifest)
     assert not bad, "illegible values:\n" + "\n".join(bad)
 
