@@ -5,7 +5,8 @@ the development subject, one console on one Xvfb:
 
 - `step_ms`: inject a UI click -> console settled -> screenshot captured -> PNG bytes in hand
   (median and p95); `drag_step_ms` the same for a drag on a viewport (CT: a range-edge handle; MR: a
-  localizer image from the series list onto a viewport);
+  localizer image from the series list onto a viewport); MR also `plan_drag_step_ms`, a planning grip
+  (the SAX row's centre) dragged on a localizer image, every viewport showing the group re-drawn;
 - `capture_ms` (grab + colour conversion) and `encode_ms` (PNG) medians, over all those steps;
 - `launch_s`: a fresh console, launch -> first frame captured (median);
 - `reset_s`: the same console reset in place to a new episode -> first frame captured (median);
@@ -135,7 +136,23 @@ def _mr_actions(con: ConsoleProcess, inp, steps: int) -> tuple[list[Action], Cal
     return clicks, drags
 
 
+def _mr_plan_drags(con: ConsoleProcess, inp, steps: int) -> list[Action]:
+    """MR graphical planning: open the SAX row (queue row 4), then drag its centre grip on the first
+    viewport that shows one 12 px right and back (each step re-draws the group on every viewport)."""
+    g = con.geometry()["geometry"]
+    x, y = _centre(g["queue_row:4"])
+    inp.perform(Action("double_click", x=x, y=y))
+    con.settle(0.5)
+    g = con.geometry()["geometry"]
+    grips = sorted(k for k in g if k.endswith(".handle:centre"))
+    if not grips:
+        return []
+    x, y = _centre(g[grips[0]])
+    return [Action("drag", x=x + (12 if i % 2 else 0), y=y, x2=x + (0 if i % 2 else 12), y2=y) for i in range(steps)]
+
+
 ACTIONS = {"ct": _ct_actions, "mr": _mr_actions}
+PLAN_DRAGS = {"mr": _mr_plan_drags}  # `plan_drag_step_ms`: a planning grip dragged on a viewport
 
 
 def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: int) -> dict[str, Any]:
@@ -160,6 +177,7 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         clicks, drags = ACTIONS[modality](con, inp, steps)
         step_ms = timer.run(clicks)
         drag_ms = timer.run(drags())
+        plan_ms = timer.run(PLAN_DRAGS[modality](con, inp, steps)) if modality in PLAN_DRAGS else []
         parts = {"worker": pss_mib(os.getpid()), "xvfb": pss_mib(disp.proc.pid), "console": pss_mib(con.proc.pid)}
         pss = sum(parts.values())
         for i in range(launches):
@@ -175,6 +193,7 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         "task": task, "subject": "dev", "steps": steps, "launches": launches,
         "step_ms": {"median": _med(step_ms), "p95": round(_p95(step_ms), 2)},
         "drag_step_ms": {"median": _med(drag_ms), "p95": round(_p95(drag_ms), 2)},
+        **({"plan_drag_step_ms": {"median": _med(plan_ms), "p95": round(_p95(plan_ms), 2)}} if plan_ms else {}),
         "capture_ms": _med(timer.capture_ms), "encode_ms": _med(timer.encode_ms),
         "launch_s": _med(launch_s, 3), "reset_s": _med(reset_s, 3),
         "pss_mib": round(pss, 1), "pss_parts_mib": {k: round(v, 1) for k, v in parts.items()},
