@@ -289,6 +289,17 @@ def _support_blocks(volume: np.ndarray, radius: int) -> np.ndarray:
     return occ
 
 
+def slice_sampling(subject: Any, grid: ResliceGrid, thickness_mm: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where a slice samples the volume: (base (3, rows*cols) centre-plane voxel indices in (k, j, i)
+    order, step (3,) index change per mm along the normal, offsets (M,) mm of the sub-planes).
+    Sample point m of pixel p is base[:, p] + step * offsets[m] (rendering.mr_mapping reuses this)."""
+    spacing = np.asarray(subject.spacing_mm, float)
+    idx = reslice_indices(grid, subject.origin_mm, spacing)  # (3, rows, cols), (k, j, i) order
+    offs = subplane_offsets_mm(thickness_mm, float(spacing.min()))
+    step = (grid.pose.normal / spacing)[::-1]  # voxel index change per mm along the normal
+    return idx.reshape(3, -1), step, offs
+
+
 def _sample_slice(volume: np.ndarray, subject: Any, grid: ResliceGrid, thickness_mm: float,
                   skip_empty: bool = True) -> np.ndarray:
     """Noise-free slice: mean of linearly interpolated sub-planes across the thickness.
@@ -298,10 +309,7 @@ def _sample_slice(volume: np.ndarray, subject: Any, grid: ResliceGrid, thickness
     from scipy import ndimage
 
     spacing = np.asarray(subject.spacing_mm, float)
-    idx = reslice_indices(grid, subject.origin_mm, spacing)  # (3, rows, cols), (k, j, i) order
-    offs = subplane_offsets_mm(thickness_mm, float(spacing.min()))
-    step = (grid.pose.normal / spacing)[::-1]  # voxel index change per mm along the normal
-    base = idx.reshape(3, -1)
+    base, step, offs = slice_sampling(subject, grid, thickness_mm)
     sel: np.ndarray | None = None
     if skip_empty:
         # A sample within |w| <= thickness/2 of the centre-plane pixel reads voxels at most
