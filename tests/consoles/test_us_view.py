@@ -145,6 +145,7 @@ def _script(d: Driver) -> None:
     st = d.con.state()
     f["frozen"] = st["frozen"]
     f["caliper"] = st["calipers"]
+    f["caliper_events"] = [(e["event"], e["t"]) for e in st["events"]][-4:] + [st["caliper_pending"], st["t"]]
     f["readout_png"] = d.shot("caliper")
     f["readout_rect"] = d.geo()["caliper_readout"]
     f["image_px_per_mm"] = d.geometry()["transforms"]["us_image"]["ax"]
@@ -242,7 +243,7 @@ def test_fields_and_preset_set_the_probe_and_controls(runs):
 def test_freeze_and_two_caliper_clicks_give_a_caliper_read_out_on_screen(runs):
     require_tesseract()
     f = runs[0].facts
-    assert f["frozen"] is True and len(f["caliper"]) == 1
+    assert f["frozen"] is True and len(f["caliper"]) == 1, f["caliper_events"]
     cal = f["caliper"][0]
     # the clicks land within a pixel of the asked image mm
     k = f["image_px_per_mm"]
@@ -280,7 +281,57 @@ def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     assert differ == [], f"two fresh runs differ at {differ}"
     differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
     assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
-    strip = {"readout_png"}
-    assert ({k: v for k, v in first.facts.items() if k not in strip}
-            == {k: v for k, v in second.facts.items() if k not in strip}
-            == {k: v for k, v in reset.facts.items() if k not in strip})
+    facts = [{k: v for k, v in r.facts.items() if k != "readout_png"} for r in runs]
+    differ = {k: [f.get(k) for f in facts] for k in facts[0] if not facts[0][k] == facts[1].get(k) == facts[2].get(k)}
+    assert facts[0].keys() == facts[1].keys() == facts[2].keys() and not differ, f"facts differ: {differ}"
+
+
+def test_reset_from_a_busy_console_equals_a_fresh_launch(display, card_path):
+    """A console left frozen in caliper mode with a pending caliper point, items in the strip and an
+    annotation half-typed in annotate mode, reset in place: its first screen and state equal a fresh
+    launch's (other seed, so the reset is a new episode)."""
+    require_console()
+    con = ConsoleProcess(display, "us", card_path, "dev", 1)
+    con.start()
+    inp, cap = open_input(display.name), ScreenCapture(display.name)
+    try:
+        inp.home(con.hello["window_id"], (1270, 790))  # the pointer off every button (no hover)
+        con.settle(0.0)
+        fresh = (encode_png(cap.grab_rgb()), _comparable(con.state()))
+    finally:
+        inp.close()
+        cap.close()
+        con.stop()
+    con = ConsoleProcess(display, "us", card_path, "dev", 0)
+    con.start()
+    inp, cap = open_input(display.name), ScreenCapture(display.name)
+    try:
+        d = Driver(con, inp, cap)
+        d.click("save_clip")
+        d.click("freeze")
+        d.click("save_image")
+        d.click("caliper")
+        d.click_at(d.image_point(0.0, 50.0))  # a pending first point
+        d.click("annotation_field")
+        d.act(Action("type", text="HALF"))
+        d.click("annotate")
+        assert con.state()["ui"] == {"caliper_mode": False, "annotate_mode": True}
+        d.act(Action("move", x=1270, y=790), 0.0)  # as at the fresh launch: no button under the pointer
+        con.reset(card_path, "dev", 1)
+        png = encode_png(cap.grab_rgb())
+        if png != fresh[0]:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            (SHOTS / "test_reset_busy.png").write_bytes(png)
+            (SHOTS / "test_fresh_seed1.png").write_bytes(fresh[0])
+        assert png == fresh[0], "a reset console's first screen differs from a fresh one"
+        assert _comparable(con.state()) == fresh[1]
+    finally:
+        inp.close()
+        cap.close()
+        con.stop()
+
+
+def _comparable(state: dict) -> dict:
+    state = dict(state)
+    state["provenance"] = {k: v for k, v in state["provenance"].items() if k != "console_start"}
+    return state
