@@ -693,7 +693,7 @@ def _acquire(kind: str, subject: Any, group: SliceGroup, scheme: Any, heart_rate
     clean = np.zeros((rows * cols, n_img), np.float32)
     for b in np.unique(bins):
         sel = np.flatnonzero(bins == b)
-        clean[sel] = wpd[sel] @ sig[:, :, b].T
+        clean[sel] = np.einsum("pc,ic->pi", wpd[sel], sig[:, :, b])  # not BLAS: see _grid_best
     clean *= cs.shading[:, None]
     clean = clean.T.reshape(n_img, rows, cols)
     # cardiac phase (ms after the R wave) of each shot start: ECG triggers on the R wave, the pulse
@@ -797,81 +797,102 @@ _T1STAR_GRID = np.geomspace(30.0, 4000.0, 48)
 _T2_GRID = np.geomspace(5.0, 500.0, 48)
 
 
+# The fits work on (n, pixels) arrays: sums over the n images are then adds of contiguous rows, several
+# times faster than numpy's reductions over a short last axis.
 def _grid_projectors(t: np.ndarray, taus: np.ndarray, offset: bool) -> np.ndarray:
-    """(n, G*q) orthonormal bases of span{1, exp(-t/tau)} (offset) or span{exp(-t/tau)} per grid tau."""
-    cols = []
+    """(G*q, n) orthonormal bases of span{1, exp(-t/tau)} (offset, q = 2) or span{exp(-t/tau)} (q = 1)
+    per grid tau, as rows."""
+    rows = []
     for tau in taus:
         e = np.exp(-t / tau)
         basis = np.stack([np.ones_like(t), -e], axis=1) if offset else e[:, None]
         q, _ = np.linalg.qr(basis)
-        cols.append(q)
-    return np.concatenate(cols, axis=1)
+        rows.append(q.T)
+    return np.concatenate(rows, axis=0)
 
 
 def _grid_best(y: np.ndarray, proj: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index of the best grid tau per row of y and its residual sum of squares."""
-    p = y @ proj
+    """Best grid tau per pixel of y (n, P) and its residual sum of squares: the least-squares residual
+    for a fixed tau is |y|^2 - |Q^T y|^2 (Q: orthonormal basis of the model's linear part)."""
+    # einsum, not BLAS: for an inner dimension of a few images a threaded GEMM only adds thread
+    # hand-offs (several times slower on a loaded 2-core machine)
+    p = np.einsum("gk,kp->gp", proj, y)
     p *= p
-    if q == 2:  # columns alternate between the two basis vectors of each grid point
-        p = p[:, 0::2] + p[:, 1::2]
-    best = np.argmax(p, axis=1)
-    rss = np.einsum("ij,ij->i", y, y) - p[np.arange(len(y)), best]
-    return best, rss
+    # running maximum over the grid rows (argmax along axis 0 of a wide array is strided and slow)
+    best_p = p[0] + p[1] if q == 2 else p[0].copy()
+    best = np.zeros(y.shape[1], np.int64)
+    for g in range(1, len(p) // q):
+        cur = p[q * g] + p[q * g + 1] if q == 2 else p[g]
+        better = cur > best_p
+        best[better] = g
+        np.maximum(best_p, cur, out=best_p)
+    return best, _colsum(y * y) - best_p
+
+
+def _colsum(a: np.ndarray) -> np.ndarray:
+    out = a[0].copy()
+    for row in a[1:]:
+        out += row
+    return out
 
 
 def fit_molli(y: np.ndarray, ti_ms: np.ndarray, floor: float = 0.0, iterations: int = 5
               ) -> tuple[np.ndarray, np.ndarray]:
     """Three-parameter Look-Locker fit S = A - B exp(-TI/T1*), T1 = T1* (B/A - 1), of magnitude data.
 
-    y (pixels, n) magnitudes at ti_ms (n,) (any order). Polarity restoration as scanners do it: the
-    images before the magnitude minimum are negated, and as other candidates one image fewer or more
-    (noise can swap the two smallest magnitudes); the candidate with the smallest residual wins. Returns (T1 ms float32, fit ok bool), 0 where not ok."""
+    y (pixels, n) magnitudes at ti_ms (n,) (any order); pixels whose brightest image is below `floor`
+    are background and skipped. Polarity restoration as scanners do it: the images before the magnitude
+    minimum are negated, and as other candidates one image fewer or more (noise can swap the two
+    smallest magnitudes); the candidate with the smallest residual wins. Then Gauss-Newton from the best
+    grid point. Returns (T1 ms float32, fit ok bool), 0 where not ok."""
     y = np.asarray(y, np.float32)
     t = np.asarray(ti_ms, np.float64)
     order = np.argsort(t, kind="stable")
-    y, t = y[:, order], t[order]
+    t = t[order]
     npix, n = y.shape
     out = np.zeros(npix, np.float32)
     ok = np.zeros(npix, bool)
     sel = np.flatnonzero(y.max(axis=1) > floor)
     if sel.size == 0:
         return out, ok
-    ys = y[sel].astype(np.float64)
+    ys = np.ascontiguousarray(y[sel][:, order].T, dtype=np.float64)  # (n, P)
     proj = _grid_projectors(t, _T1STAR_GRID, True)
-    imin = np.argmin(ys, axis=1)
-    idx = np.arange(n)[None, :]
-    best_y = None
+    imin = np.argmin(ys, axis=0)
+    idx = np.arange(n)[:, None]
+    best_y = best_g = best_rss = None
     for m in (np.maximum(imin - 1, 0), imin, imin + 1):
-        yp = np.where(idx < m[:, None], -ys, ys)
+        yp = np.where(idx < m[None, :], -ys, ys)
         g, rss = _grid_best(yp, proj, 2)
         if best_y is None:
             best_y, best_g, best_rss = yp, g, rss
         else:
             better = rss < best_rss
-            best_y = np.where(better[:, None], yp, best_y)
+            best_y = np.where(better[None, :], yp, best_y)
             best_g = np.where(better, g, best_g)
             best_rss = np.where(better, rss, best_rss)
     tau = _T1STAR_GRID[best_g]
     a, b = _linear_ab(best_y, t, tau)
+    tc = t[:, None]
     for _ in range(iterations):  # Gauss-Newton on (A, B, T1*); normal equations from explicit sums
-        e = np.exp(-t[None, :] / tau[:, None])
-        r = best_y - (a[:, None] - b[:, None] * e)
-        et = e * t[None, :]
+        e = np.exp(-tc / tau[None, :])
+        r = best_y - (a[None, :] - b[None, :] * e)
+        et = e * tc
         c = b / tau ** 2  # d(model)/d(T1*) = -B e t / T1*^2 = -c e t
-        se, see, set_, seet, seett = e.sum(1), (e * e).sum(1), et.sum(1), (e * et).sum(1), (et * et).sum(1)
+        se, see, set_ = _colsum(e), _colsum(e * e), _colsum(et)
+        seet, seett = _colsum(e * et), _colsum(et * et)
         # symmetric 3x3 normal equations [[n, -se, -c st], [., see, c seet], [., ., c^2 seett]] solved
         # by Cramer's rule (a stacked np.linalg.solve costs several times more)
         m00, m01, m02 = float(n), -se, -c * set_
         m11, m12, m22 = see, c * seet, c * c * seett + 1e-12
-        r0, r1, r2 = r.sum(1), -(e * r).sum(1), -c * (et * r).sum(1)
+        r0, r1, r2 = _colsum(r), -_colsum(e * r), -c * _colsum(et * r)
         c00, c01, c02 = m11 * m22 - m12 * m12, m02 * m12 - m01 * m22, m01 * m12 - m02 * m11
         det = m00 * c00 + m01 * c01 + m02 * c02
         det = np.where(np.abs(det) < 1e-300, 1e-300, det)
         c11, c12, c22 = m00 * m22 - m02 * m02, m01 * m02 - m00 * m12, m00 * m11 - m01 * m01
-        step = np.stack([(c00 * r0 + c01 * r1 + c02 * r2) / det, (c01 * r0 + c11 * r1 + c12 * r2) / det,
-                         (c02 * r0 + c12 * r1 + c22 * r2) / det], axis=1)
-        a, b = a + step[:, 0], b + step[:, 1]
-        tau = np.clip(tau + np.clip(step[:, 2], -0.5 * tau, 0.5 * tau), 1.0, 20000.0)
+        a = a + (c00 * r0 + c01 * r1 + c02 * r2) / det
+        b = b + (c01 * r0 + c11 * r1 + c12 * r2) / det
+        dtau = (c02 * r0 + c12 * r1 + c22 * r2) / det
+        tau = np.clip(tau + np.clip(dtau, -0.5 * tau, 0.5 * tau), 1.0, 20000.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         t1 = tau * (b / a - 1.0)
     good = np.isfinite(t1) & (a > 0) & (b > a) & (t1 > 0) & (t1 < 6000.0)
@@ -881,11 +902,11 @@ def fit_molli(y: np.ndarray, ti_ms: np.ndarray, floor: float = 0.0, iterations: 
 
 
 def _linear_ab(y: np.ndarray, t: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Closed-form least squares of y = A - B e per row, e = exp(-t/tau)."""
-    e = np.exp(-t[None, :] / tau[:, None])
-    n = y.shape[1]
-    se, see = e.sum(1), (e * e).sum(1)
-    sy, sey = y.sum(1), (e * y).sum(1)
+    """Closed-form least squares of y = A - B e per pixel (column of y (n, P)), e = exp(-t/tau)."""
+    e = np.exp(-t[:, None] / tau[None, :])
+    n = y.shape[0]
+    se, see = _colsum(e), _colsum(e * e)
+    sy, sey = _colsum(y), _colsum(e * y)
     det = n * see - se * se
     det = np.where(np.abs(det) < 1e-12, 1e-12, det)
     a = (see * sy - se * sey) / det
@@ -895,8 +916,8 @@ def _linear_ab(y: np.ndarray, t: np.ndarray, tau: np.ndarray) -> tuple[np.ndarra
 
 def fit_t2(y: np.ndarray, te_ms: np.ndarray, floor: float = 0.0, iterations: int = 5
            ) -> tuple[np.ndarray, np.ndarray]:
-    """Mono-exponential fit S = A exp(-TE/T2) (grid + projection, then Gauss-Newton). Returns (T2 ms
-    float32, ok), 0 where not ok."""
+    """Mono-exponential fit S = A exp(-TE/T2) of y (pixels, n) at te_ms (n,) (grid + projection, then
+    Gauss-Newton on (A, T2)). Returns (T2 ms float32, ok), 0 where not ok or background (< floor)."""
     y = np.asarray(y, np.float32)
     t = np.asarray(te_ms, np.float64)
     npix = len(y)
@@ -905,17 +926,18 @@ def fit_t2(y: np.ndarray, te_ms: np.ndarray, floor: float = 0.0, iterations: int
     sel = np.flatnonzero(y.max(axis=1) > floor)
     if sel.size == 0:
         return out, ok
-    ys = y[sel].astype(np.float64)
+    ys = np.ascontiguousarray(y[sel].T, dtype=np.float64)  # (n, P)
     g, _ = _grid_best(ys, _grid_projectors(t, _T2_GRID, False), 1)
     tau = _T2_GRID[g]
-    e = np.exp(-t[None, :] / tau[:, None])
-    a = (e * ys).sum(1) / (e * e).sum(1)
+    tc = t[:, None]
+    e = np.exp(-tc / tau[None, :])
+    a = _colsum(e * ys) / _colsum(e * e)
     for _ in range(iterations):
-        e = np.exp(-t[None, :] / tau[:, None])
-        r = ys - a[:, None] * e
-        j1, j2 = e, a[:, None] * e * t[None, :] / tau[:, None] ** 2
-        s11, s12, s22 = (j1 * j1).sum(1), (j1 * j2).sum(1), (j2 * j2).sum(1) + 1e-12
-        r1, r2 = (j1 * r).sum(1), (j2 * r).sum(1)
+        e = np.exp(-tc / tau[None, :])
+        r = ys - a[None, :] * e
+        j2 = a[None, :] * e * tc / tau[None, :] ** 2
+        s11, s12, s22 = _colsum(e * e), _colsum(e * j2), _colsum(j2 * j2) + 1e-12
+        r1, r2 = _colsum(e * r), _colsum(j2 * r)
         det = s11 * s22 - s12 * s12
         det = np.where(np.abs(det) < 1e-18, 1e-18, det)
         da, dt = (s22 * r1 - s12 * r2) / det, (s11 * r2 - s12 * r1) / det
