@@ -153,6 +153,7 @@ SHIM_FALLOFF_MM = 25.0  # a shim over a volume also helps just outside it
 # The Bloch readout is simulated per bin of the phase per TR. The catalyst and the echo are half a TR
 # from a pulse, so the transient is periodic in 4 pi (not 2 pi) per TR: bins cover [-2 pi, 2 pi).
 N_OFFRES_BINS = 192
+BAND_HALF_WIDTH_RAD = 0.6  # a pixel is "in a band" within this of phi = +-pi (signal < ~half)
 INTRAVOXEL_PHI_RAD = 0.15  # spread of phase per TR within a voxel (~+-10 Hz at TR 2.7 ms) [G]
 
 NOISE_FLOOR_SIGMAS = 6.0  # the fit skips pixels whose brightest source image is below this (background)
@@ -734,6 +735,12 @@ def _acquire(kind: str, subject: Any, group: SliceGroup, scheme: Any, heart_rate
             "max_excursion_mm": [round(float(PEAK_MOTION_MM * np.ptp(e)) + 0.0, 3) for e in exc]
             if motion else [0.0] * n_img,
             "motion_range_mm": round(float(PEAK_MOTION_MM * (exc.max() - exc.min())), 3) if motion else 0.0}
+    # off-resonance over the heart (pixels at least half heart): what the oracle records as a shim cause
+    in_heart = cs.heart > 0.5
+    phi = np.angle(np.exp(2j * np.pi * df[in_heart] * readout.tr_ms * 1e-3))  # phase per TR in (-pi, pi]
+    meta["offres_heart_hz_max"] = round(float(np.abs(df[in_heart]).max()), 1) if in_heart.any() else 0.0
+    meta["banding_heart_fraction"] = round(float(np.mean(np.abs(phi) > np.pi - BAND_HALF_WIDTH_RAD)), 4) \
+        if in_heart.any() else 0.0
     return pixels.astype(np.float32), eff, sigma if noise else 0.0, grid, df.reshape(rows, cols), meta
 
 
@@ -947,6 +954,52 @@ def fit_t2(y: np.ndarray, te_ms: np.ndarray, floor: float = 0.0, iterations: int
     out[sel[good]] = tau[good]
     ok[sel[good]] = True
     return out, ok
+
+
+# ---- helpers for the console ----------------------------------------------------------------------------
+def shim_box_on_pose(pose: Any, centre_mm: Any, size_mm: Sequence[float]) -> OrientedBox:
+    """The console's shim box (centre, size along the group's read, phase and slice axes, as
+    consoles/mr row_params.shim_box() reports it) as an OrientedBox for acquire_*_map(shim_box=...)."""
+    from .geometry import PlanePose
+
+    p = PlanePose.from_axes(centre_mm, pose.u, pose.v)
+    return OrientedBox(p, tuple(float(x) / 2.0 for x in size_mm))
+
+
+#: default display windows (ms) of the maps: (low, high) per (kind, field >= 2.25 T)
+MAP_WINDOWS_MS: dict[tuple[str, bool], tuple[float, float]] = {
+    ("t1", False): (0.0, 2000.0), ("t1", True): (0.0, 2200.0), ("t2", False): (0.0, 100.0), ("t2", True): (0.0, 100.0)}
+
+# colour maps as control points (position, r, g, b): T1 maps blue -> cyan -> green -> yellow -> red, as
+# vendors show MOLLI maps [G]; T2 maps dark -> blue -> green -> yellow (perceptually ordered, viridis-like)
+_CMAPS: dict[str, tuple[tuple[float, int, int, int], ...]] = {
+    "t1": ((0.0, 0, 0, 80), (0.2, 0, 40, 255), (0.4, 0, 220, 255), (0.55, 40, 230, 60), (0.7, 255, 240, 0),
+           (0.85, 255, 110, 0), (1.0, 170, 0, 0)),
+    "t2": ((0.0, 68, 1, 84), (0.25, 59, 82, 139), (0.5, 33, 145, 140), (0.75, 94, 201, 98), (1.0, 253, 231, 37)),
+}
+
+
+def colour_lut(kind: str, n: int = 256) -> np.ndarray:
+    """uint8 (n, 3) colour table of a T1 ("t1") or T2 ("t2") map, low to high."""
+    pts = np.asarray(_CMAPS[kind], float)
+    x = np.linspace(0.0, 1.0, n)
+    return np.stack([np.interp(x, pts[:, 0], pts[:, c]) for c in (1, 2, 3)], axis=1).round().astype(np.uint8)
+
+
+def colourise(map_ms: np.ndarray, fit_ok: np.ndarray, kind: str, window_ms: tuple[float, float]) -> np.ndarray:
+    """uint8 (rows, cols, 3) RGB of a map in a window; failed fits and background black."""
+    lut = colour_lut(kind)
+    lo, hi = window_ms
+    idx = np.clip((np.asarray(map_ms, float) - lo) / max(hi - lo, 1e-9) * (len(lut) - 1), 0, len(lut) - 1)
+    rgb = lut[np.rint(idx).astype(np.int64)]
+    rgb[~np.asarray(fit_ok, bool)] = 0
+    return rgb
+
+
+def ellipse_mask(shape: tuple[int, int], centre_rc: Sequence[float], radii_rc: Sequence[float]) -> np.ndarray:
+    """bool (rows, cols): pixels whose centres lie inside an axis-aligned ellipse (the ROI tool's shape)."""
+    r, c = np.ogrid[0:shape[0], 0:shape[1]]
+    return ((r - centre_rc[0]) / max(radii_rc[0], 1e-9)) ** 2 + ((c - centre_rc[1]) / max(radii_rc[1], 1e-9)) ** 2 <= 1.0
 
 
 # ---- ROI for the oracle and the console ------------------------------------------------------------------

@@ -230,10 +230,11 @@ def test_shim_box_off_the_heart_gives_dark_bands_and_wrong_t1(ideal, oracles, si
     assert s1.sd_ms >= 5.0 * ideal[sid][0].sd_ms
     off = ~t1s.fit_ok[roi] | (np.abs(t1s.map_ms[roi] - t1_ref) > 0.15 * t1_ref)
     assert off.mean() >= 0.08
+    assert t1s.meta["banding_heart_fraction"] > 0.05 and t1s.meta["offres_heart_hz_max"] > 150.0
     # the same box around the heart: no bands
-    good = OrientedBox(g.pose, (60.0, 60.0, 20.0))
+    good = mm.shim_box_on_pose(g.pose, g.pose.centre, (120.0, 120.0, 40.0))  # the console's box, 12 cm
     t1g = mm.acquire_t1_map(orc.runtime, g, "5(3)3", HR, shim_box=good)
-    assert np.abs(t1g.offresonance_hz[roi]).max() < 60.0
+    assert np.abs(t1g.offresonance_hz[roi]).max() < 60.0 and t1g.meta["banding_heart_fraction"] == 0.0
     assert mm.roi_stats(t1g.map_ms, roi, t1g.fit_ok).sd_ms < 1.5 * ideal[sid][0].sd_ms
 
 
@@ -292,3 +293,19 @@ def test_series_api(oracles):
     assert mm.roi_stats(np.zeros((2, 2)), np.zeros((2, 2), bool)).n == 0
     with pytest.raises(ValueError):
         mm.acquire_t1_map(orc.runtime, _sax_group(orc), "5(3)3", HR, trigger="resp")
+    assert s.meta["banding_heart_fraction"] == 0.0 and s.meta["window_fits_rr"]
+
+
+def test_display_helpers():
+    lut = mm.colour_lut("t1")
+    assert lut.shape == (256, 3) and lut.dtype == np.uint8
+    assert lut[0, 2] > lut[0, 0] and lut[-1, 0] > lut[-1, 2]  # blue (short T1) to red (long T1)
+    m = np.array([[0.0, 1000.0], [2000.0, 5000.0]], np.float32)
+    rgb = mm.colourise(m, np.array([[False, True], [True, True]]), "t1", (0.0, 2000.0))
+    assert rgb.shape == (2, 2, 3) and not rgb[0, 0].any()
+    assert (rgb[1, 0] == lut[-1]).all() and (rgb[1, 1] == lut[-1]).all()  # clipped at the window top
+    e = mm.ellipse_mask((21, 31), (10, 15), (3, 5))
+    assert e[10, 15] and e[10, 20] and not e[10, 21] and e[13, 15] and not e[14, 15]
+    box = mm.shim_box_on_pose(PlanePose.axial((0, -100, 0)), (10.0, -100.0, 0.0), (40.0, 20.0, 10.0))
+    assert box.half_sizes == (20.0, 10.0, 5.0) and box.contains(np.array([29.0, -109.0, 4.0]))
+    assert not box.contains(np.array([31.0, -100.0, 0.0]))
