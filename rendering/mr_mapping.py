@@ -2,31 +2,45 @@
 
 Pure numpy/scipy (no Qt/VTK). Numbers from shared/reference/physics.md (MR section) unless marked [G].
 
+    s = acquire_t1_map(subject, slice_group, "5(3)3", heart_rate_bpm, field_t=1.5, trigger="ecg",
+                       trigger_delay_ms=..., acq_window_ms=..., shim_box=OrientedBox | None, seed=...)
+    s.sources (MRImage per TI, sorted), s.times_ms, s.map_ms (float32), s.fit_ok, s.meta (causes)
+    roi_stats(s.map_ms, mask, s.fit_ok) -> mean, SD (ms);  myocardial_roi(...) for the oracle
+
 How a map is formed
 1. Slice sampling: the slice is sampled exactly where rendering.mr_image samples it
    (mr_image.slice_sampling: centre-plane indices, sub-planes across the thickness); the trilinear
    weights of every sample are accumulated per *tissue class* (labels sharing T1, T2, PD), so each pixel
-   holds its partial-volume mixture. Every source image is then a small matrix product (class signals ->
-   pixels) instead of a full-volume gather per image; `W @ lut` equals mr_image's interpolated signal.
+   holds its partial-volume mixture (slice position, thickness and tilt act through it). Every source
+   image is then a small product (class signals -> pixels) instead of a full-volume gather per image;
+   W @ lut reproduces mr_image's interpolated signal (test).
 2. Magnetisation: a Bloch simulation (4x4 homogeneous matrices, vectorised over tissue class x
-   off-resonance bin) of the whole protocol timeline over heartbeats: adiabatic inversions (MOLLI) or
-   T2 preparations (exp(-TE_prep/T2), ideal MLEV refocusing), free T1 recovery, and every single-shot
-   bSSFP readout (alpha/2 catalyst, alternating +-alpha, TR; the image value is |Mxy| at TE of the
-   k-space centre line). The readout saturates Mz, so the apparent MOLLI recovery T1* < T1, and the
-   Look-Locker correction T1 = T1* (B/A - 1) of the 3-parameter fit recovers T1 (physics.md: MOLLI).
-3. Off-resonance df (Hz) per pixel from the shim (`b0_offresonance_hz`): small inside the shim box,
-   growing with distance outside it and near the heart-lung interface (physics.md: shim box residual
-   +-20-50 Hz inside, growing outside, more at 3 T). The Bloch readout is simulated per off-resonance bin
-   (phase per TR, 2 pi df TR), so bSSFP banding (dark where phi ~ +-pi) and the bias it causes in the
-   fitted T1/T2 come from the same simulation.
-4. Cardiac motion: the heart (heart labels, softened) is displaced in plane along a seeded direction by a
-   cardiac-cycle displacement curve; every phase-encoding line of k-space is taken at its own
-   acquisition time (line mixing), so motion during the readout gives blur and ghosts along phase
-   encoding. With an ECG trigger and a readout inside diastasis the heart is still: no motion.
-5. Seeded Rician noise (mr_image._add_rician), receive-coil shading (mr_image.coil_shading).
+   off-resonance bin) of the protocol timeline over heartbeats: adiabatic inversions (MOLLI), T2
+   preparations (exp(-TE_prep/T2), ideal MLEV refocusing) after a dummy shot, free T1 recovery, and every
+   single-shot bSSFP readout (alpha/2 catalyst, alternating +-alpha, TR). The image value is |Mxy|
+   averaged over the lines around the k-space centre. The readout saturates Mz, so the apparent MOLLI
+   recovery T1* < T1, and the fit's Look-Locker correction T1 = T1* (B/A - 1) recovers T1.
+   The tissue table's cardiac values are mapping measurements ("myocardium native T1 (MOLLI)"), so the
+   simulation runs on the underlying T1/T2 that an ideal 5(3)3 / T2-prep acquisition at 60 bpm reports
+   as the table's value (`true_relaxation`); heart rate, scheme, flip, off-resonance and motion keep
+   their physical bias against it (e.g. 4(1)3(1)2 reads native T1 lower as the heart rate rises).
+3. Off-resonance df (Hz) per pixel from the shim (`b0_offresonance_hz`): a residual inside the shim box
+   (physics.md: +-20-50 Hz), growing with the distance outside it and near the heart-lung interface,
+   doubled at 3 T. The readout is simulated per bin of the phase per TR; the image takes the bSSFP
+   steady-state profile (flat, dark bands at phi = +-pi) from the same operators. The transient's
+   dependence on phi biases the fitted T1 next to the bands (~10 % low), and the bands themselves make
+   the fit fail or scatter.
+4. Cardiac motion: a displacement field (bulk translation along a seeded direction plus a radial
+   contraction about the LV centre, tethered to the tissue around the heart) scaled by a cardiac-cycle
+   excursion curve (systole, rapid filling, diastasis, atrial kick). Every phase-encoding row of k-space
+   is taken from the image warped to the excursion at that row's acquisition time (line mixing), so
+   motion during a shot blurs and ghosts along phase encoding, and shots at different phases are
+   misregistered (T1 scatters). An ECG-triggered shot inside diastasis sees a still heart.
+5. Seeded Rician noise (mr_image._add_rician; sigma from mr_image.noise_sigma, raised for the few lines
+   of a single shot), receive-coil shading (mr_image.coil_shading).
 6. Per-pixel fits, vectorised: MOLLI 3-parameter fit with polarity restoration (grid over T1* with
-   closed-form linear least squares for A, B via projections, then Gauss-Newton); T2 mono-exponential
-   (grid + projection, then Gauss-Newton).
+   closed-form least squares for A, B via projections, then Gauss-Newton); T2 mono-exponential
+   (grid + projection, then Gauss-Newton). A 192 x 192 MOLLI fit takes ~35 ms of CPU.
 """
 from __future__ import annotations
 
@@ -457,6 +471,17 @@ class MappingSeries:
         what = "TI" if self.kind == "t1" else "T2p"
         return [f"{what} {t:.0f} ms" for t in self.times_ms]
 
+    @property
+    def source_window(self) -> tuple[float, float]:
+        """(level, width) to page the source images with: 0 to their 99.5th percentile."""
+        hi = max(float(np.percentile(np.stack([im.pixels for im in self.sources]), 99.5)), 1e-6)
+        return hi / 2.0, hi
+
+    @property
+    def map_window_ms(self) -> tuple[float, float]:
+        """Default display window of the map (MAP_WINDOWS_MS)."""
+        return MAP_WINDOWS_MS[self.kind, self.field_t >= 2.25]
+
 
 @dataclass(frozen=True)
 class RoiStats:
@@ -791,6 +816,16 @@ def acquire_t2_map(subject: Any, group: SliceGroup, scheme: str | T2PrepScheme =
     meta.update(scheme=sch.name)
     return MappingSeries("t2", sources, te, t2.reshape(grid.shape), ok.reshape(grid.shape), grid,
                          group.thickness_mm, float(field_t), sigma, df, meta)
+
+
+def acquisition_duration_ms(kind: str, scheme: str | MolliScheme | T2PrepScheme, heart_rate_bpm: float,
+                            trigger: str = "ecg") -> float:
+    """Simulated time of one breath-hold acquisition: its heartbeats (plus the lead-in beat), at the
+    RR interval when triggered, at the nominal 1 s cycle when not."""
+    if isinstance(scheme, str):
+        scheme = MOLLI_SCHEMES[scheme] if kind == "t1" else T2_SCHEMES[scheme]
+    cycle = rr_ms(heart_rate_bpm) if trigger != "none" else NOMINAL_CYCLE_MS
+    return float((scheme.n_beats + 1) * cycle)
 
 
 def diastolic_trigger_delay_ms(heart_rate_bpm: float, readout: Readout = MOLLI_READOUT) -> float:

@@ -294,6 +294,14 @@ def test_series_api(oracles):
     with pytest.raises(ValueError):
         mm.acquire_t1_map(orc.runtime, _sax_group(orc), "5(3)3", HR, trigger="resp")
     assert s.meta["banding_heart_fraction"] == 0.0 and s.meta["window_fits_rr"]
+    level, width = s.source_window
+    assert width > 0 and level == pytest.approx(width / 2) and s.map_window_ms == (0.0, 2000.0)
+    # breath-hold length: 11 beats of 5(3)3 (+ lead-in) at the RR; 1 s cycles untriggered
+    assert mm.acquisition_duration_ms("t1", "5(3)3", 60.0) == pytest.approx(12000.0)
+    assert mm.acquisition_duration_ms("t1", "5(3)3", 75.0) == pytest.approx(9600.0)
+    assert mm.acquisition_duration_ms("t1", "5(3)3", 75.0, trigger="none") == pytest.approx(12000.0)
+    last_shot_end = s.meta["shot_offset_ms"] + s.meta["shot_ms"] + 11 * s.meta["cycle_ms"]
+    assert last_shot_end <= mm.acquisition_duration_ms("t1", "5(3)3", HR)
 
 
 def test_display_helpers():
