@@ -166,30 +166,36 @@ class USConsoleView(ConsoleViewBase):
         return bar
 
     def _build_tgc(self) -> QtWidgets.QWidget:
+        """The TGC pots beside the image, each at the height of the depth band it sets (placed by
+        `_place_tgc_pots` whenever the image's scale changes)."""
         col = QtWidgets.QWidget()
         col.setObjectName("tgc_column")
         col.setFixedWidth(TGC_W)
         col.setStyleSheet("#tgc_column { background: #1f2329; }")
-        lay = QtWidgets.QVBoxLayout(col)
-        lay.setContentsMargins(6, 8, 6, 8)
-        lay.setSpacing(4)
-        title = QtWidgets.QLabel("<b>TGC</b><br>near")
+        title = QtWidgets.QLabel("<b>TGC</b>", col)
+        title.setGeometry(0, 6, TGC_W, 18)
         title.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        lay.addWidget(title)
-        self.tgc_card = self.parameter_card([replace(PARAM[f"tgc_{i + 1}"], label=str(i + 1))
-                                             for i in range(TGC_BANDS)])
-        form: QtWidgets.QFormLayout = self.tgc_card.layout
-        form.setVerticalSpacing(10)
-        form.setHorizontalSpacing(4)
-        for r in range(form.rowCount()):  # the pot numbers are one digit: no 96 px label column here
-            form.itemAt(r, QtWidgets.QFormLayout.ItemRole.LabelRole).widget().setMinimumWidth(0)
-        lay.addStretch(1)
-        lay.addLayout(form)
-        lay.addStretch(1)
-        far = QtWidgets.QLabel("far")
-        far.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
-        lay.addWidget(far)
+        self.tgc_card = self.parameter_card([PARAM[f"tgc_{i + 1}"] for i in range(TGC_BANDS)])
+        # the card's form is not shown: the pots are placed by hand at their bands' heights
+        self.tgc_pots: list[tuple[QtWidgets.QLabel, QtWidgets.QWidget]] = []
+        for i, f in enumerate(self.tgc_card.fields.values()):
+            label = QtWidgets.QLabel(str(i + 1), col)
+            label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+            f.setParent(col)
+            self.tgc_pots.append((label, f))
+        self._tgc_ys: tuple[int, ...] = ()
+        self._place_tgc_pots([40 + 40 * i for i in range(TGC_BANDS)])
         return col
+
+    def _place_tgc_pots(self, ys: Sequence[float]) -> None:
+        """Put pot k's row centred on ys[k] (column pixels)."""
+        ys = tuple(int(round(y)) for y in ys)
+        if ys == self._tgc_ys:
+            return
+        self._tgc_ys = ys
+        for (label, f), y in zip(self.tgc_pots, ys):
+            label.setGeometry(0, y - 14, 16, 28)
+            f.setGeometry(20, y - 14, TGC_W - 26, 28)
 
     def _build_panel(self) -> QtWidgets.QWidget:
         panel = QtWidgets.QWidget()
@@ -410,6 +416,11 @@ class USConsoleView(ConsoleViewBase):
         if fr is not self._shown_frame:
             self.image.set_image(fr.pixels, fr.x0_mm, -fr.y_top_mm, fr.pixel_mm, fr.pixel_mm)
             self._shown_frame = fr
+        depth = fr.beam.acquisition.depth_mm
+        # the column and the viewport are siblings in one row: their tops differ by their geometries'
+        dy = self.image.geometry().top() - self.tgc_pots[0][1].parentWidget().geometry().top()
+        self._place_tgc_pots([dy + self.image.to_widget(0.0, -(i + 0.5) * depth / TGC_BANDS)[1]
+                              for i in range(TGC_BANDS)])
 
     def _show_overlays(self) -> None:
         m = self.model
