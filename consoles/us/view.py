@@ -60,6 +60,7 @@ class USConsoleView(ConsoleViewBase):
         self._annotate_mode = False
         self._caliper_drag: tuple[int, int] | None = None  # (caliper index, end) being dragged
         self._shown_frame: Any = None  # the USFrame on the viewport (skip re-uploading it)
+        self._view_box: tuple[float, float, float, float] | None = None  # the viewport's, as last set
         self._thumbs: dict[int, QtGui.QPixmap] = {}
         outer = QtWidgets.QVBoxLayout(self.central)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -338,6 +339,7 @@ class USConsoleView(ConsoleViewBase):
         self.strip.scrollToTop()
         self._thumbs.clear()
         self._shown_frame = None
+        self._view_box = None  # the as-built viewport's camera was put back: set it again
 
     # ---- user input -------------------------------------------------------------------------
     def _map_pose(self) -> MapPose:
@@ -411,8 +413,9 @@ class USConsoleView(ConsoleViewBase):
         fr = self.model.frame()
         # the sector fills the viewport at every depth (and the viewport's size is final only once shown)
         box = graphics.SectorBox.fit(fr.beam.acquisition.depth_mm, self.image.width(), self.image.height())
-        if tuple(box.view_box()) != tuple(self.image._view):
-            self.image.set_view_box(*box.view_box())
+        if box.view_box() != self._view_box:
+            self._view_box = box.view_box()
+            self.image.set_view_box(*self._view_box)
         if fr is not self._shown_frame:
             self.image.set_image(fr.pixels, fr.x0_mm, -fr.y_top_mm, fr.pixel_mm, fr.pixel_mm)
             self._shown_frame = fr

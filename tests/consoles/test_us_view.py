@@ -127,6 +127,14 @@ def _script(d: Driver) -> None:
     after = d.shot("dragged")
     f["image_changed_by_drag"] = bool((_crop(before, image_rect) != _crop(after, image_rect)).any())
     f["footprint_followed"] = d.centre("probe_footprint")[0] - x
+    # a solver's drag: from the footprint to a pose through the probe map's exported transform
+    t = d.geometry()["transforms"]["probe_map"]
+    x, y = d.centre("probe_footprint")
+    target = (-60.0, -240.0)  # azimuth deg, height mm
+    d.act(Action("drag", x=x, y=y, x2=int(round(t["ax"] * target[0] + t["bx"])),
+                 y2=int(round(t["ay"] * target[1] + t["by"]))), 1.0)
+    pose = d.con.state()["pose"]
+    f["map_drag"] = (pose["azimuth_deg"] - target[0], pose["z_mm"] - target[1], 1.0 / t["ax"], -1.0 / t["ay"])
     # a right-kidney long axis from the flank, typed into the probe fields, then the renal preset
     for name, text in (("probe_z_mm_field", "-295"), ("probe_azimuth_deg_field", "-85"),
                        ("probe_rotation_deg_field", "5"), ("probe_tilt_deg_field", "-15")):
@@ -231,6 +239,8 @@ def test_a_drag_of_the_probe_footprint_moves_the_probe_and_the_image(runs):
     assert f["drag_moves"] == 1  # one step, one move: the drag's motion is coalesced
     assert f["image_changed_by_drag"]
     assert 20 <= f["footprint_followed"] <= 28
+    d_az, d_z, deg_per_px, mm_per_px = f["map_drag"]
+    assert abs(d_az) <= deg_per_px and abs(d_z) <= mm_per_px  # within a pixel of the map
 
 
 def test_fields_and_preset_set_the_probe_and_controls(runs):
