@@ -12,6 +12,10 @@
   geometry, never pixels.
 - Parameter card: declared Parameters (PARAMETERS, grouped by CARD) and choices (CHOICES) of the open
   row, clamped and enabled by Rules; the scan time and conflicts follow from them (row_params).
+- Graphical planning (consoles.mr.planning): the open row's slice group translated in a displayed
+  image's plane, turned about its normal (double oblique from oblique images), FOV / stack / shim box
+  sizes from resize grips, the shim box moved; every change through set_pose / set_param /
+  set_shim_size / set_shim_centre, so it is logged and refused like a typed field.
 - Viewer: a LayoutState (1/2/4 viewports, active one, window/level, a graphics mode per viewport) plus
   which image of the series each viewport shows (with its corner caption), and whether the shim box is drawn.
 - Series list: one thumbnail per series, one per image for localizers (SeriesEntry); with labels hidden
