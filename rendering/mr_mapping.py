@@ -86,9 +86,22 @@ class Readout:
         return self.centre_line * self.tr_ms
 
 
-# MOLLI [G]: bSSFP, 35 deg, TR ~2.7 ms; T2-prep bSSFP [G] (Giri 2009): 70 deg.
+# MOLLI [G]: bSSFP, 35 deg, TR ~2.7 ms; T2-prep bSSFP [G] (Giri 2009): 70 deg. 192 phase rows with 6/8
+# partial Fourier and 2x parallel imaging: 72 lines; MOLLI centre after 24 (linear), T2-prep early (8).
+PARTIAL_FOURIER = 0.75
+ACCELERATION = 2
 MOLLI_READOUT = Readout(35.0, 2.7, 72, 24)
 T2PREP_READOUT = Readout(70.0, 2.7, 72, 8)
+
+
+def readout_for(kind: str, phase_rows: int) -> Readout:
+    """The default readout of a map with this many phase-encoding rows (192 gives MOLLI_READOUT /
+    T2PREP_READOUT): more rows, more lines, a longer shot."""
+    n = max(8, int(round(phase_rows * PARTIAL_FOURIER / ACCELERATION)))
+    if kind == "t1":
+        return Readout(MOLLI_READOUT.flip_deg, MOLLI_READOUT.tr_ms, n,
+                       max(1, n - int(round(phase_rows / (2 * ACCELERATION)))))
+    return Readout(T2PREP_READOUT.flip_deg, T2PREP_READOUT.tr_ms, n, max(1, int(round(n / 9))))
 
 
 @dataclass(frozen=True)
@@ -773,13 +786,17 @@ def acquire_t1_map(subject: Any, group: SliceGroup, scheme: str | MolliScheme = 
                    heart_rate_bpm: float = 60.0, *, field_t: float = 1.5, trigger: str = "ecg",
                    trigger_delay_ms: float | None = None, acq_window_ms: float | None = None,
                    shim_box: OrientedBox | None = None, centre_offset_hz: float = 0.0,
-                   readout: Readout = MOLLI_READOUT, averages: float = 1.0, seed: Any = 0, noise: bool = True,
+                   readout: Readout | None = None, averages: float = 1.0, seed: Any = 0, noise: bool = True,
                    motion: bool = True) -> MappingSeries:
     """MOLLI T1 map of one slice (the group's single slice). Deterministic: same seed, same bytes.
 
     trigger_delay_ms None: a mid-diastolic delay for this heart rate (`diastolic_trigger_delay_ms`);
-    acq_window_ms None: the shot itself. shim_box None: the shim volume covers the slice."""
+    acq_window_ms None: the shot itself (the shot ends at delay + window: `readout_offset_ms`).
+    shim_box None: the shim volume covers the slice; centre_offset_hz: a centre-frequency error.
+    readout None: `readout_for("t1", phase rows)`. seed: any value or tuple (new noise per series).
+    noise=False / motion=False: the noise-free / still-heart map (tests, oracles)."""
     sch = MOLLI_SCHEMES[scheme] if isinstance(scheme, str) else scheme
+    readout = readout_for("t1", group.shape[0]) if readout is None else readout
     if trigger_delay_ms is None:
         trigger_delay_ms = diastolic_trigger_delay_ms(heart_rate_bpm, readout)
     px, ti, sigma, grid, df, meta = _acquire("t1", subject, group, sch, heart_rate_bpm, field_t=field_t,
@@ -800,10 +817,11 @@ def acquire_t2_map(subject: Any, group: SliceGroup, scheme: str | T2PrepScheme =
                    heart_rate_bpm: float = 60.0, *, field_t: float = 1.5, trigger: str = "ecg",
                    trigger_delay_ms: float | None = None, acq_window_ms: float | None = None,
                    shim_box: OrientedBox | None = None, centre_offset_hz: float = 0.0,
-                   readout: Readout = T2PREP_READOUT, averages: float = 1.0, seed: Any = 0, noise: bool = True,
+                   readout: Readout | None = None, averages: float = 1.0, seed: Any = 0, noise: bool = True,
                    motion: bool = True) -> MappingSeries:
     """T2-prepared bSSFP T2 map of one slice (same conventions as acquire_t1_map)."""
     sch = T2_SCHEMES[scheme] if isinstance(scheme, str) else scheme
+    readout = readout_for("t2", group.shape[0]) if readout is None else readout
     if trigger_delay_ms is None:
         trigger_delay_ms = diastolic_trigger_delay_ms(heart_rate_bpm, readout)
     px, te, sigma, grid, df, meta = _acquire("t2", subject, group, sch, heart_rate_bpm, field_t=field_t,
