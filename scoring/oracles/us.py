@@ -393,16 +393,21 @@ def image_quality(oracle, side: str, state: Mapping[str, Any]) -> dict[str, Any]
     return _memo(oracle, key, lambda: _image_quality(oracle, side, rec, state["image"]["shape"]))
 
 
+def kidney_depths(oracle, side: str, plane: Mapping[str, Any], depth_mm: float) -> dict[str, Any]:
+    """The kidney's section on a plane not clipped by the image's depth (a sector deep enough for every kidney
+    voxel): the depths of its top, centre and bottom as they would be with the depth set right."""
+    f, _, b, _ = _plane_vectors(plane)
+    reach = float(((kidney_anatomy(oracle, side)["points"] - f) @ b).max()) + 10.0
+    key = ("depths", side, json.dumps(plane, sort_keys=True), max(depth_mm, min(400.0, reach)))
+    return _memo(oracle, key, lambda: kidney_section(oracle, side, plane, key[-1]))
+
+
 def _image_quality(oracle, side: str, rec: Mapping[str, Any], shape: Any) -> dict[str, Any]:
     depth, focus = record_depth(rec), record_focus(rec)
     vm = view_measures(oracle, side, rec["plane"], depth)
     sec = vm["section"]
     grey = kidney_grey(oracle, side, rec, shape)
-    # the kidney's depths as the oracle sees them: the section not clipped by the image's depth (a plane deep
-    # enough for every kidney voxel)
-    f, _, b, _ = _plane_vectors(rec["plane"])
-    reach = float(((kidney_anatomy(oracle, side)["points"] - f) @ b).max()) + 10.0
-    full = kidney_section(oracle, side, rec["plane"], max(depth, min(400.0, reach)))
+    full = kidney_depths(oracle, side, rec["plane"], depth)
     return {"kidney": side, "depth_mm": depth, "focus_mm": focus, "kidney_length_fraction": vm["length_fraction"],
             "kidney_top_mm": full["top_mm"], "kidney_centre_mm": full["centre_mm"],
             "kidney_bottom_mm": full["bottom_mm"], "kidney_grey": grey, "grey_range": list(KIDNEY_GREY_RANGE),

@@ -171,19 +171,20 @@ class USPlanner:
         return self._pose_op(st, self.long_axis_pose(st)) or Op("done")
 
     def _optimize(self, st):
-        from scoring.oracles.us import image_quality
+        from scoring.oracles.us import image_quality, kidney_depths
 
         if st["frozen"]:
             return Op("freeze")
-        q = image_quality(self.oracle, self.side(st), st)
-        depth = _value("depth_cm", (q["kidney_bottom_mm"] + DEPTH_BELOW_KIDNEY_MM) / 10.0)
+        kd = kidney_depths(self.oracle, self.side(st), st["plane"], st["controls"]["depth_mm"])
+        depth = _value("depth_cm", (kd["bottom_mm"] + DEPTH_BELOW_KIDNEY_MM) / 10.0)
         if abs(st["controls"]["depth_mm"] / 10.0 - depth) > 0.05:
             return Op("set_param", {"name": "depth_cm", "value": depth})
-        focus = _value("focus_cm", q["kidney_centre_mm"] / 10.0)
+        focus = _value("focus_cm", kd["centre_mm"] / 10.0)
         if abs(st["controls"]["focus_mm"] / 10.0 - focus) > 0.05:
             return Op("set_param", {"name": "focus_cm", "value": focus})
-        if not any(e["event"] == "param_changed" and e.get("name") == "gain" for e in st["events"]) \
-                or q["kidney_grey"] is None or abs(q["kidney_grey"] - GREY_TARGET) > GREY_SLACK:
+        gain_set = any(e["event"] == "param_changed" and e.get("name") == "gain" for e in st["events"])
+        grey = None if not gain_set else image_quality(self.oracle, self.side(st), st)["kidney_grey"]
+        if grey is None or abs(grey - GREY_TARGET) > GREY_SLACK:
             gain = self.gain_for_grey(st)  # the start's gain is off by construction: set it once at least
             if abs(gain - st["controls"]["gain"]) >= 1.0:
                 return Op("set_param", {"name": "gain", "value": gain})
