@@ -45,6 +45,7 @@ How a map is formed
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -302,7 +303,7 @@ def _readout_ops(ro: Readout, t1: np.ndarray, t2: np.ndarray, phi_per_ms: np.nda
     # Dark bands: a single shot reads the transient, whose oscillations near phi = +-pi smear into
     # ghosts rather than a clean band; the train approaches the steady state, whose profile (exact,
     # from the same operators) is flat with dark bands at phi = +-pi. The image takes that profile.
-    _, _, neg0, pair0, _ = ops(np.zeros_like(phi_per_ms))
+    _, _, _, pair0, _ = ops(np.zeros_like(phi_per_ms))
     band = _steady_state_xy(pair, half, rx_neg) / np.maximum(
         _steady_state_xy(pair0, _free(ro.tr_ms / 2.0, t1, t2, np.zeros_like(phi_per_ms)), rx_neg), 1e-12)
     return _ReadoutOps(to_window, first, last - first + 1, rx_neg, rx_pos, half, tr, full, band)
@@ -515,7 +516,10 @@ def roi_stats(map_ms: np.ndarray, mask: np.ndarray, fit_ok: np.ndarray | None = 
 
 
 # ---- acquisition -----------------------------------------------------------------------------------------
-_sim_cache: "OrderedDict[tuple, tuple[np.ndarray, np.ndarray]]" = OrderedDict()
+# Caches of the Bloch results (per protocol, timing and tissue set) and of the calibrated relaxation
+# times; a console may acquire from a worker thread, so they are guarded like mr_image's caches.
+_cache_lock = threading.Lock()
+_sim_cache: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
 
 
 def _bin_phases() -> np.ndarray:
@@ -583,7 +587,8 @@ def true_relaxation(t1_table: np.ndarray, t2_table: np.ndarray, iterations: int 
     resonance and without noise, report as the table's; other heart rates, schemes, flips, off-resonance
     and motion keep their own physical bias against it."""
     key = (t1_table.tobytes(), t2_table.tobytes())
-    hit = _truth_cache.get(key)
+    with _cache_lock:
+        hit = _truth_cache.get(key)
     if hit is not None:
         return hit
     rr = rr_ms(CALIBRATION_HR_BPM)
@@ -602,9 +607,10 @@ def true_relaxation(t1_table: np.ndarray, t2_table: np.ndarray, iterations: int 
         t1 = t1_table / _calibration_ratio(fit, ok, t1)
         fit, ok = fit_t2(_simulate(ev2, ro2, t1, t2, zero).T.astype(np.float32), te, iterations=10)
         t2 = t2_table / _calibration_ratio(fit, ok, t2)
-    _truth_cache[key] = (t1, t2)
-    while len(_truth_cache) > 8:
-        _truth_cache.popitem(last=False)
+    with _cache_lock:
+        _truth_cache[key] = (t1, t2)
+        while len(_truth_cache) > 8:
+            _truth_cache.popitem(last=False)
     return t1, t2
 
 
@@ -613,7 +619,8 @@ def _class_signals(kind: str, scheme: Any, ro: Readout, cycle: float, offset: fl
     """(images, classes, bins) |Mxy| per unit PD, effective times, shot starts (cached)."""
     events, eff, starts = _timeline(kind, scheme, ro, cycle, offset)
     key = (kind, scheme, ro, round(cycle, 6), round(offset, 6), t1.tobytes(), t2.tobytes())
-    hit = _sim_cache.get(key)
+    with _cache_lock:
+        hit = _sim_cache.get(key)
     if hit is None:
         phis = _bin_phases()
         kk = len(t1)
@@ -629,9 +636,11 @@ def _class_signals(kind: str, scheme: Any, ro: Readout, cycle: float, offset: fl
         sig = ndimage.gaussian_filter1d(sig, INTRAVOXEL_PHI_RAD / (4.0 * np.pi / N_OFFRES_BINS), axis=2,
                                         mode="wrap")
         hit = sig.astype(np.float32)
-        _sim_cache[key] = hit
-        while len(_sim_cache) > 16:
-            _sim_cache.popitem(last=False)
+        hit.setflags(write=False)
+        with _cache_lock:
+            _sim_cache[key] = hit
+            while len(_sim_cache) > 16:
+                _sim_cache.popitem(last=False)
     return hit, eff, starts
 
 
