@@ -1065,12 +1065,17 @@ def ellipse_mask(shape: tuple[int, int], centre_rc: Sequence[float], radii_rc: S
 
 
 # ---- ROI for the oracle and the console ------------------------------------------------------------------
+SEPTUM_MM = 15.0  # septal ROI: myocardium within this of the RV blood pool
+
+
 def myocardial_roi(subject: Any, grid: ResliceGrid, base_mm: Any, apex_mm: Any, *, mid_third: bool = True,
-                   erode_px: int = 1) -> np.ndarray:
+                   erode_px: int = 1, septum: bool = False) -> np.ndarray:
     """bool (rows, cols): LV myocardium at the slice's centre plane, optionally only where it lies in the
     middle third between base (mitral-valve centre) and apex along the LV long axis, eroded in plane by
-    erode_px (a reader's ROI keeps off the blood and epicardial fat). The scorer passes the subject
-    oracle's lv_long_axis; rendering never reads the oracle."""
+    erode_px (a reader's ROI keeps off the blood and epicardial fat), optionally only the septum (the
+    wall within SEPTUM_MM of the RV blood pool: where readers measure native T1, away from the lateral
+    wall's susceptibility artefacts). The scorer passes the subject oracle's lv_long_axis; rendering
+    never reads the oracle."""
     from scipy import ndimage
 
     lab = reslice(subject.labels, subject.origin_mm, subject.spacing_mm, grid, order=0)
@@ -1083,4 +1088,10 @@ def myocardial_roi(subject: Any, grid: ResliceGrid, base_mm: Any, apex_mm: Any, 
         length = float(np.linalg.norm(axis))
         s = (grid.points() - base) @ (axis / length)
         m &= (s >= length / 3.0) & (s <= 2.0 * length / 3.0)
+    if septum:
+        rv = lab == _label_or(subject, "rv_blood")
+        if not rv.any():
+            return np.zeros_like(m)
+        du, dv = grid.pixel_mm
+        m &= ndimage.distance_transform_edt(~rv, sampling=(dv, du)) <= SEPTUM_MM
     return m
