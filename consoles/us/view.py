@@ -10,6 +10,12 @@ Every user action goes through `_do(model.method, ...)`: the model refuses in wo
 The image is formed by the model (`frame()`, cached until the pose, a control or the coupling change)
 when the view shows a change: under the runner once per step (probe-map and caliper drags coalesce their
 motion to the settle), by hand once per event-loop pass while the probe is dragged.
+
+Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "preset:<name>",
+"grey_map:<map>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body map), rows of the
+exam strip as "strip_item:<uid>", the image's overlay labels as "us_image.label:<name>" (depth_<cm>,
+caliper<k>.text, annotation<k>); transforms "us_image" (u = image x mm, v = -depth mm -> screen) and
+"probe_map" (u = azimuth deg, v = height mm -> screen); caliper end handles under viewports.us_image.handles.
 """
 from __future__ import annotations
 
