@@ -16,7 +16,7 @@ from typing import Any
 from rendering.mr_physics import PRESETS, SequenceParams
 
 # How a sequence fills k-space; selects the scan-time formula in consoles.mr.timing.
-READOUTS = ("localizer", "single_shot", "multi_shot", "gre", "segmented_cine", "none")
+READOUTS = ("localizer", "single_shot", "multi_shot", "gre", "segmented_cine", "mapping", "none")
 TRIGGERS = ("none", "ecg", "pulse")
 
 # Where the patient is positioned (landmark at the isocentre), subject z in mm relative to the jugular
@@ -73,6 +73,8 @@ class MRProtocol:
     acquirable: bool = True
     preset_3t: str | None = None  # preset at 3 T when it differs (e.g. lower bSSFP flip)
     note: str = ""
+    map_kind: str | None = None  # "t1" (MOLLI) or "t2" (T2-prep): a mapping protocol (consoles.mr.mapping)
+    map_scheme: str | None = None  # default scheme (rendering.mr_mapping.MOLLI_SCHEMES / T2_SCHEMES)
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
@@ -96,6 +98,7 @@ class MRProtocol:
 _LOC = Timing("localizer", overhead_s=5.0)
 # cine: 12 lines per segment x TR 3 ms = 36 ms per cardiac phase (<= 45 ms, physics.md)
 _CINE = Timing("segmented_cine", segments=12, overhead_s=3.0)
+_MAP = Timing("mapping", overhead_s=3.0)
 _CINE_SLICES = dict(thickness_mm=8.0, fov_read_mm=340.0, fov_phase_mm=272.0, matrix=208)
 
 PROTOCOLS: tuple[MRProtocol, ...] = (
@@ -117,14 +120,16 @@ PROTOCOLS: tuple[MRProtocol, ...] = (
                Timing("multi_shot", etl=16, echo_spacing_ms=8.0, overhead_s=3.0)),
     MRProtocol("t1_gre_tra", "T1 spoiled GRE axial", "Abdomen", "t1_spoiled_gre",
                SliceDefaults("T", 16, 6.0, 1.2, 380.0, 285.0, 256), Timing("gre", overhead_s=3.0)),
-    MRProtocol("t1_map_molli", "T1 map MOLLI (SAX)", "Mapping", None,
-               SliceDefaults("S > C -40 > T -30", 1, 8.0, 0.0, 360.0, 306.0, 192), Timing("none"),
-               trigger="ecg", triggerable=True, acquirable=False,
-               note="placeholder: T1 mapping is not acquirable on this console yet"),
-    MRProtocol("t2_map_t2prep", "T2 map T2-prep (SAX)", "Mapping", None,
-               SliceDefaults("S > C -40 > T -30", 1, 8.0, 0.0, 360.0, 306.0, 192), Timing("none"),
-               trigger="ecg", triggerable=True, acquirable=False,
-               note="placeholder: T2 mapping is not acquirable on this console yet"),
+    # mapping [G]: one mid-ventricular SAX slice, 8 mm, ~1.9 mm pixels; diastolic shot ending 600 ms after
+    # the R wave (fits 60-80 bpm); breath-hold of the scheme's heartbeats (consoles.mr.mapping)
+    MRProtocol("t1_map_molli", "T1 map MOLLI (SAX)", "Mapping", "cine_bssfp",
+               SliceDefaults("S > C -40 > T -30", 1, 8.0, 0.0, 360.0, 306.0, 192), _MAP,
+               trigger="ecg", triggerable=True, trigger_delay_ms=400.0, acq_window_ms=200.0,
+               map_kind="t1", map_scheme="5(3)3"),
+    MRProtocol("t2_map_t2prep", "T2 map T2-prep (SAX)", "Mapping", "cine_bssfp",
+               SliceDefaults("S > C -40 > T -30", 1, 8.0, 0.0, 360.0, 306.0, 192), _MAP,
+               trigger="ecg", triggerable=True, trigger_delay_ms=400.0, acq_window_ms=200.0,
+               map_kind="t2", map_scheme="t2prep_0_25_55"),
 )
 FOLDERS: tuple[str, ...] = ("Localizer", "Cardiac", "Abdomen", "Mapping")
 _BY_ID = {p.id: p for p in PROTOCOLS}

@@ -21,6 +21,7 @@ from rendering.geometry import PlanePose, normal_from_orientation_text, orientat
 from rendering.mr_image import SliceGroup
 from rendering.mr_physics import SequenceParams
 
+from consoles.mr import mapping
 from consoles.mr.protocols import MRProtocol
 
 AXIS_INDEX = {"S": 0, "C": 1, "T": 2}
@@ -60,15 +61,19 @@ class RowParams:
     shim_mode: str = "standard"
     shim_size_mm: tuple[float, float, float] | None = None  # adjust volume (read, phase, slice); None = slab
     shim_centre_mm: tuple[float, float, float] | None = None  # adjust volume centre; None = the group's
+    scheme: str | None = None  # mapping rows: MOLLI scheme or T2-prep scheme (consoles.mr.mapping); else None
 
     @classmethod
     def from_protocol(cls, p: MRProtocol, centre: Any, field_t: float = 1.5) -> "RowParams":
         seq = p.sequence(field_t) or SequenceParams("spoiled_gre", 10.0, 2.0, 10.0)  # placeholders
         s = p.slices
         main, a, b = tilts_from_normal(normal_from_orientation_text(s.orientation))
-        return cls(seq.kind, s.n_slices, s.thickness_mm, s.gap_mm, s.fov_read_mm, s.fov_phase_mm, s.matrix,
-                   s.averages, seq.tr_ms, seq.te_ms, seq.ti_ms, seq.flip_deg, p.trigger, p.trigger_delay_ms,
-                   p.acq_window_ms, tuple(float(c) for c in centre), main, a, b, s.inplane_deg)
+        row = cls(seq.kind, s.n_slices, s.thickness_mm, s.gap_mm, s.fov_read_mm, s.fov_phase_mm, s.matrix,
+                  s.averages, seq.tr_ms, seq.te_ms, seq.ti_ms, seq.flip_deg, p.trigger, p.trigger_delay_ms,
+                  p.acq_window_ms, tuple(float(c) for c in centre), main, a, b, s.inplane_deg)
+        if p.map_kind:  # mapping: its scheme and single-shot readout's TR / TE / flip
+            row = replace(row, **mapping.default_params(p, seq))
+        return row
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RowParams":
@@ -197,6 +202,8 @@ def scan_time_s(p: RowParams, protocol: MRProtocol, heart_rate_bpm: float | None
     segmented_cine slices x ceil(Ny / segments) x NSA heartbeats of RR (nominal 1 s untriggered)
     """
     t = protocol.timing
+    if t.readout == mapping.READOUT:
+        return mapping.scan_time_s(p, protocol, heart_rate_bpm, signal)
     ny = p.phase_lines()
     nsa = max(1, int(p.averages))
     if t.readout == "localizer":
@@ -231,6 +238,8 @@ def conflicts(p: RowParams, protocol: MRProtocol, heart_rate_bpm: float | None, 
         what = f"TE {p.te_ms:.1f} ms" + (f" and TI {p.ti_ms:.0f} ms" if p.ti_ms is not None and p.kind == "spin_echo"
                                          else "")
         out.append(f"TR {p.tr_ms:.1f} ms is shorter than the minimum {m:.1f} ms for {what}.")
+    if mapping.is_mapping(protocol):  # an RR overrun is a warning there (mapping.warnings): scanners acquire
+        return out + mapping.conflicts(p, protocol)
     res = temporal_resolution_ms(p, protocol)
     if p.trigger != "none":
         rr = rr_ms(heart_rate_bpm)

@@ -11,13 +11,16 @@ from typing import Any
 from PySide6 import QtCore, QtWidgets
 
 from consoles.common.widgets import button, group
+from consoles.mr import mapping
 from consoles.mr.model import CARD, CHOICES
 from consoles.mr.view_parts import ChoiceRow
 
 CHOICE_LABELS = {"trigger": {"none": "None", "ecg": "ECG", "pulse": "Pulse"},
                  "main": {"T": "Tra", "C": "Cor", "S": "Sag"},
-                 "shim_mode": {"tune_up": "Tune-up", "standard": "Standard", "advanced": "Advanced"}}
-CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": "Shim mode"}
+                 "shim_mode": {"tune_up": "Tune-up", "standard": "Standard", "advanced": "Advanced"},
+                 "scheme": {k: k for k in CHOICES["scheme"][0]}}
+CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": "Shim mode",
+                 "scheme": "MOLLI scheme"}
 TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
 WIDE_CHOICES = ("shim_mode",)  # buttons that need the card's whole width, under their label
 
@@ -111,6 +114,9 @@ class CardPanel:
             else:
                 form.insertRow(pos, label, row)
         pl.addLayout(form)
+        if tab == "Contrast":  # T2-prep times are fixed by the protocol: shown, not edited
+            self.t2_prep_label = self.view._name("t2_prep_times", QtWidgets.QLabel())
+            form.addRow(QtWidgets.QLabel("T2 prep times"), self.t2_prep_label)
         if tab == "Geometry":
             self.orientation_label = self.view._name("orientation_readout", QtWidgets.QLabel())
             form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
@@ -144,8 +150,11 @@ class CardPanel:
             self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
             self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
             found = m.row_conflicts(row)
-            _set_text(self.conflict, f"Conflict: {found[0]}" if found else "")
+            warned = mapping.warnings(row.params, row.proto, m.shown_heart_rate())
+            _set_text(self.conflict, f"Conflict: {found[0]}" if found else f"Warning: {warned[0]}" if warned else "")
             self.orientation_label.setText(row.params.orientation_text())
+            t2 = mapping.mm.T2_SCHEMES.get(row.params.scheme or "")
+            self.t2_prep_label.setText(" / ".join(f"{t:.0f}" for t in t2.prep_ms) + " ms" if t2 else "-")
         card = m.card()
         for name, row_w in self.choices.items():
             opts, rule = CHOICES[name]

@@ -52,8 +52,8 @@ def test_library_tree_holds_every_protocol_once_under_its_folder():
     assert sorted(pid for _, pid in leaves) == sorted(p.id for p in PROTOCOLS)
     assert all(get_protocol(pid).folder == folder for folder, pid in leaves)
     mapping = [get_protocol(pid) for folder, pid in leaves if folder == "Mapping"]
-    assert mapping and all(not p.acquirable and "not acquirable" in p.note for p in mapping)
-    assert all(p.acquirable for p in PROTOCOLS if p.folder != "Mapping")
+    assert mapping and all(p.acquirable and p.map_kind in ("t1", "t2") for p in mapping)
+    assert all(p.acquirable for p in PROTOCOLS)
 
 
 def test_protocol_sequences_come_from_the_physics_presets():
@@ -220,15 +220,14 @@ def test_trigger_window_longer_than_rr_blocks_go(rt):
     assert m.can_go()
 
 
-def test_go_refused_while_scanning_with_nothing_pending_and_for_placeholders(rt):
-    m = _model(rt, [_loc(), {"protocol": "t1_map_molli"}])
+def test_go_refused_while_scanning_and_with_nothing_pending(rt):
+    m = _model(rt, [_loc(), {"protocol": "t1_map_molli"}, {"protocol": "t2_haste_cor", "params": SMALL}])
     m.go()
     with pytest.raises(ConsoleActionError, match="busy"):
         m.go()
     _run(m, 0.0, 20.0, 20.0)
-    with pytest.raises(ConsoleActionError, match="mapping is not available"):
-        m.go()
     m.skip(m.row_at(2).uid)
+    m.skip(m.row_at(3).uid)
     with pytest.raises(ConsoleActionError, match="no pending row"):
         m.go()
 
