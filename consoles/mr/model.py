@@ -38,7 +38,7 @@ import numpy as np
 from consoles.common.layout_state import LayoutState, ViewportContent
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule, ScheduledEvent
 from consoles.common.params import Parameter
-from consoles.mr import planning
+from consoles.mr import mapping, planning
 from consoles.mr.protocols import LANDMARK_Z_MM, PROTOCOLS, TRIGGERS, MRProtocol, get_protocol, library_tree
 from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan_time_s, temporal_resolution_ms
 from rendering.geometry import PlanePose, orientation_text
@@ -120,7 +120,8 @@ class Series:
                 "localizer": self.localizer, "prior": self.prior, "n_images": self.n_images,
                 "t_start": round(float(self.t_start), 3), "t_end": round(float(self.t_end), 3),
                 "noise_sigma": round(float(self.data.noise_sigma), 6), "params": self.params,
-                "images": [self.image_dict(k) for k in range(self.n_images)]}
+                "images": [self.image_dict(k) for k in range(self.n_images)],
+                "mapping": self.data.record if mapping.is_map_series(self) else None}
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,8 @@ HAS_INVERSION = Rule((lambda m: m.open_row.params.ti_ms is not None, "This seque
 TRIGGERABLE = Rule((lambda m: m.open_row.proto.triggerable, "This sequence is not triggered."))
 TRIGGERED = Rule((lambda m: m.open_row.params.trigger != "none", "Set the trigger to ECG or pulse first."))
 READ_ONLY = Rule((lambda m: False, "The heart rate is measured from the ECG."))
+IS_MOLLI = Rule((lambda m: m.open_row.params.scheme in mapping.mm.MOLLI_SCHEMES,
+                 "Only a MOLLI T1 map has an inversion scheme."))
 
 GEOMETRY = ROW_EDITABLE & NOT_LOCALIZER
 PHYSIO = ROW_EDITABLE & TRIGGERABLE & TRIGGERED
@@ -203,19 +206,20 @@ CHOICES: dict[str, tuple[tuple[str, ...], Rule]] = {
     "trigger": (TRIGGERS, ROW_EDITABLE & TRIGGERABLE),
     "main": (("T", "C", "S"), GEOMETRY),
     "shim_mode": (SHIM_MODES, ROW_EDITABLE),
+    "scheme": (tuple(mapping.mm.MOLLI_SCHEMES), ROW_OPEN & IS_MOLLI & ROW_EDITABLE),
 }
 
 # The parameter card's tabs and their fields, in screen order.
 CARD: dict[str, tuple[str, ...]] = {
     "Routine": ("n_slices", "thickness_mm", "gap_mm", "fov_read_mm", "fov_phase_mm", "matrix", "averages"),
-    "Contrast": ("tr_ms", "te_ms", "ti_ms", "flip_deg"),
+    "Contrast": ("tr_ms", "te_ms", "ti_ms", "flip_deg", "scheme"),
     "Physio": ("trigger", "trigger_delay_ms", "acq_window_ms", "heart_rate_bpm"),
     "Geometry": ("pos_lr_mm", "pos_ap_mm", "pos_fh_mm", "main", "tilt_a_deg", "tilt_b_deg", "inplane_deg",
                  "shim_mode"),
 }
 
 
-class MRModel(ConsoleModelBase):
+class MRModel(mapping.MappingTools, ConsoleModelBase):
     """The MR console's logic. Methods raise ConsoleActionError (with the reason shown) when refused.
 
     Rows are addressed by their stable `uid`; `row_at(index)` maps a 1-based queue position to a row.
@@ -653,7 +657,10 @@ class MRModel(ConsoleModelBase):
         p, pr = row.params, row.proto
         uid = len(self.series) + 1
         seed = (self.task_id, self.seed, uid)  # a repeated row gets new noise
-        if pr.is_localizer:
+        if mapping.is_mapping(pr):
+            assert row.t_start is not None
+            data = mapping.acquire(self.subject, p, pr, self.heart_rate_bpm, self.field_t, seed, row.t_start)
+        elif pr.is_localizer:
             data = acquire_localizer(self.subject, self.isocentre_mm, p.sequence(), field_t=self.field_t,
                                      fov_mm=p.fov_read_mm, matrix=int(p.matrix), thickness_mm=p.thickness_mm,
                                      averages=p.averages, seed=seed)
@@ -923,7 +930,9 @@ class MRModel(ConsoleModelBase):
         """The series list's thumbnails in screen order: one per image for localizers, else one per series."""
         out: list[SeriesEntry] = []
         for s in self.series:
-            if s.localizer:
+            if mapping.is_map_series(s):
+                out += [SeriesEntry(*e) for e in mapping.series_entries(s)]
+            elif s.localizer:
                 out += [SeriesEntry(f"{s.uid}.{k + 1}", s.uid, k, self._image_title(s, k), "")
                         for k in self._image_order(s)]
             else:
@@ -965,6 +974,8 @@ class MRModel(ConsoleModelBase):
         if s is None:
             return []
         k = self.viewport_image[i]
+        if mapping.is_map_series(s):
+            return mapping.caption(s, k, orientation_text(s.data[k].pose.normal))
         if s.localizer:
             if self.labels_hidden:
                 return [self._image_title(s, k), "1/1"]
@@ -1004,7 +1015,8 @@ class MRModel(ConsoleModelBase):
                 "t_end": None if row.t_end is None else round(float(row.t_end), 3),
                 "needs_localizer": p.needs_localizer, "acquirable": p.acquirable,
                 "temporal_resolution_ms": temporal_resolution_ms(row.params, p),
-                "conflicts": self.row_conflicts(row), "params": row.params.to_dict()}
+                "conflicts": self.row_conflicts(row), "params": row.params.to_dict(),
+                "warnings": mapping.warnings(row.params, p, self.shown_heart_rate())}
 
     def _layout_dict(self) -> dict[str, Any]:
         d = self.layout.to_dict()
@@ -1045,6 +1057,7 @@ class MRModel(ConsoleModelBase):
             "labels_hidden": self.labels_hidden, "indication": self.indication,
             "start": self.start,
             "events": list(self.events),
+            "rois": self.roi_dump(),
             "message": self.message,
         }
 
