@@ -1057,7 +1057,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             "labels_hidden": self.labels_hidden, "indication": self.indication,
             "start": self.start,
             "events": list(self.events),
-            "rois": self.roi_dump(),
+            "rois": self.roi_dump(), "roi_tool": self.roi_tool,
             "message": self.message,
         }
 
