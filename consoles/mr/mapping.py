@@ -260,6 +260,16 @@ class MappingTools:
     _require, _changed and t)."""
 
     @property
+    def roi_tool(self) -> bool:
+        """Whether a left drag on a map draws an ROI (instead of moving planning graphics)."""
+        return bool(self.__dict__.get("_roi_tool", False))
+
+    def set_roi_tool(self, active: bool) -> None:
+        self.__dict__["_roi_tool"] = bool(active)
+        self._log("roi_tool_on" if active else "roi_tool_off")  # type: ignore[attr-defined]
+        self._changed("layout")  # type: ignore[attr-defined]
+
+    @property
     def rois(self) -> list[RoiResult]:
         # created on first use: MRModel.__init__ belongs to the initial-state staging
         return self.__dict__.setdefault("_map_rois", [])
