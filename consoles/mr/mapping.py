@@ -198,19 +198,18 @@ def series_entries(s: Any) -> list[tuple[str, int, int, str, str]]:
     kind = d.kind
     n = len(d) - 1
     what = "TI" if kind == "t1" else "prep"
-    times = d.record["times_ms"]
-    return [(f"{s.uid}.1", s.uid, 0, f"{s.uid}  {map_name(kind)}", "map (ms)"),
-            (f"{s.uid}.2", s.uid, 1, f"{s.uid}  {KIND_TITLE[kind]} sources {METHOD[kind]}",
-             f"{n} images, {what} {times[0]:.0f}-{times[-1]:.0f}")]
+    return [(f"{s.uid}.1", s.uid, 0, f"{s.uid}  {map_name(kind)}", "map, ms"),
+            (f"{s.uid}.2", s.uid, 1, f"{s.uid}  {KIND_TITLE[kind]} sources {METHOD[kind]}", f"{n} {what} images")]
 
 
 def caption(s: Any, k: int, orientation: str) -> list[str]:
     """Viewport corner text of image k (0-based) of a mapping series: series, image with unit, k/N."""
     d: MapSeriesData = s.data
     name = d[k].name
-    if d.is_map(k):
-        lo, hi = d.map_window_ms
-        name = f"{name} (ms, {lo:.0f}-{hi:.0f})"
+    if d.is_map(k):  # the series name says MOLLI / T2-prep already: type, unit and scheme
+        sch = d.record["scheme"]
+        name = f"{KIND_TITLE[d.kind]} map (ms)  " + (sch if d.kind == "t1" else "prep " + "/".join(
+            f"{t:.0f}" for t in d.record["times_ms"]))
     return [s.name, name, f"Image {k + 1}/{len(d)}", orientation]
 
 
@@ -289,7 +288,7 @@ class MappingTools:
         res = RoiResult(i, s.uid, s.data.kind, c, r, st.mean_ms, st.sd_ms, st.n, float(self.t))  # type: ignore
         self.rois.append(res)
         self._log("roi_measured", **res.to_dict())  # type: ignore[attr-defined]
-        self.message = f"{KIND_TITLE[res.kind]} {res.text()}"  # type: ignore[attr-defined]
+        self.message = f"ROI measured on viewport {i + 1} ({KIND_TITLE[res.kind]} map, series {s.uid})."  # type: ignore
         self._changed("layout")  # type: ignore[attr-defined]
         return res
 

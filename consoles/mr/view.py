@@ -16,11 +16,11 @@ from consoles.common.layout import ViewportLayout
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import button, group
-from consoles.mr import planning
+from consoles.mr import mapping, planning
 from consoles.mr import view_graphics as graphics
 from consoles.mr.model import MRModel, apply_resize, plan_grips, planning_rotated
 from consoles.mr.view_card import TABS, CardPanel, mss
-from consoles.mr.view_parts import THUMB_PX, HandDrag, RenameField, status_icon, thumbnail
+from consoles.mr.view_parts import THUMB_PX, HandDrag, RenameField, colour_thumbnail, status_icon, thumbnail
 
 ROLE = QtCore.Qt.ItemDataRole.UserRole
 MENU_ENTRIES = (("open", "Open"), ("rename", "Rename"), ("repeat", "Repeat"), ("skip", "Skip"),
@@ -51,6 +51,7 @@ class MRConsoleView(ConsoleViewBase):
         self._rename_uid: int | None = None
         self._menu_uid: int | None = None
         self._plan_drag: tuple[int, Any, Any] | None = None  # (viewport, display pose, row params at the press)
+        self._roi_drag: tuple[int, float, float, float, float] | None = None  # (viewport, press u, v, now u, v)
         self._shown: list[Any] = [None] * 4  # per viewport: what image it shows (skip re-uploading)
         self._thumbs: dict[tuple, QtGui.QPixmap] = {}
         outer = QtWidgets.QVBoxLayout(self.central)
@@ -69,7 +70,19 @@ class MRConsoleView(ConsoleViewBase):
         self.message.setFixedHeight(30)
         msg_row = QtWidgets.QHBoxLayout()
         msg_row.setContentsMargins(8, 0, 8, 6)
-        msg_row.addWidget(self.message)
+        msg_row.addWidget(self.message, 1)
+        # ROI tool (beside its read-out; the viewer's toolbar is full): a left drag on a T1/T2 map
+        # draws an ellipse and reads mean / SD in ms
+        self.roi_btn = self._name("roi_tool", button("ROI tool", "roi_tool",
+                                                     lambda: self._do(self.model.set_roi_tool, not self.model.roi_tool)))
+        self.roi_btn.setCheckable(True)
+        msg_row.addWidget(self.roi_btn)
+        msg_row.addSpacing(8)
+        # the last ROI measured on a map (also drawn beside it on the viewport)
+        self.roi_readout = self._name("roi_readout", QtWidgets.QLabel())
+        self.roi_readout.setFixedHeight(30)
+        self.roi_readout.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        msg_row.addWidget(self.roi_readout)
         outer.addLayout(msg_row)
         self.drag = HandDrag(self.central, self._on_drop)
         self.drag.add_source(self.library, "library", self._library_item_at)
@@ -268,6 +281,7 @@ class MRConsoleView(ConsoleViewBase):
         self._cancel_rename()
         self.drag.cancel()
         self._plan_drag = None
+        self._roi_drag = None
         self.queue.setRowCount(0)
         self.queue.scrollToTop()
         self.series_list.clear()
@@ -455,6 +469,11 @@ class MRConsoleView(ConsoleViewBase):
         for k, b in self.graphics_btns.items():
             b.setChecked(k == mode)
         self.shim_btn.setChecked(bool(m.shim_box_visible))
+        self.roi_btn.setChecked(bool(m.roi_tool))
+        last = m.rois[-1] if m.rois else None
+        text = "" if last is None else f"{mapping.KIND_TITLE[last.kind]} {last.text()}"
+        if self.roi_readout.text() != text:
+            self.roi_readout.setText(text)
 
     def _refresh_card(self) -> None:
         self.card_panel.refresh()
@@ -512,7 +531,13 @@ class MRConsoleView(ConsoleViewBase):
         pm = self._thumbs.get(key)
         if pm is None:
             img = self.model.entry_image(e.key)
-            level, width = self.model.series_by_uid(e.series).data.auto_window
+            data = self.model.series_by_uid(e.series).data
+            if isinstance(data, mapping.MapSeriesData) and data.is_map(e.image or 0):
+                r = data.result
+                pm = self._thumbs[key] = colour_thumbnail(mapping.mm.colourise(r.map_ms, r.fit_ok, r.kind,
+                                                                               r.map_window_ms))
+                return pm
+            level, width = data.auto_window
             pm = self._thumbs[key] = thumbnail(img.pixels, level + width / 2.0)
         return pm
 
@@ -535,14 +560,25 @@ class MRConsoleView(ConsoleViewBase):
                     self._shown[i] = None
                 vp.set_overlays(ov.OverlaySet())
                 continue
+            s = m.viewport_series(i)
+            is_map = mapping.is_map_series(s) and s.data.is_map(m.viewport_image[i])
             if self._shown[i] is not img:
                 u0, u1, v0, v1 = graphics.view_rect(img)
                 vp.set_plane_pose(img.pose)
                 vp.set_view_box(u0, u1, v0, v1)
-                vp.set_image(img.pixels * DISPLAY_SCALE, *img.placement())
+                # a map is shown in ms through its colour table; other images x DISPLAY_SCALE in grey
+                vp.set_image(img.pixels if is_map else img.pixels * DISPLAY_SCALE, *img.placement())
+                if is_map:
+                    vp.set_color_map(graphics.map_colormap(s.data.kind), f"{mapping.KIND_TITLE[s.data.kind]} (ms)")
+                elif vp.color_map is not None:
+                    vp.set_color_map(None)
                 self._shown[i] = img
-            vc = m.layout.viewports[i]
-            want = (max(1.0, vc.window * DISPLAY_SCALE), vc.level * DISPLAY_SCALE)
+            if is_map:  # the map's own window (ms): window/level drags apply to the source images
+                lo, hi = s.data.map_window_ms
+                want = (hi - lo, (hi + lo) / 2.0)
+            else:
+                vc = m.layout.viewports[i]
+                want = (max(1.0, vc.window * DISPLAY_SCALE), vc.level * DISPLAY_SCALE)
             if vp.window_level != want:
                 vp.set_window_level(*want)
             o = ov.OverlaySet()
@@ -562,7 +598,17 @@ class MRConsoleView(ConsoleViewBase):
                 graphics.plan_info(o, row.params, vp.width(), vp.height())
             if shim and shim_editable:
                 graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
-            graphics.orientation_overlays(o, img.pose, vp.width(), vp.height())
+            if is_map:
+                roi = m.viewport_roi(i)
+                if self._roi_drag is not None and self._roi_drag[0] == i:
+                    _, pu, pv, cu, cv = self._roi_drag
+                    graphics.roi_overlays(o, ((pu + cu) / 2.0, (pv + cv) / 2.0), (abs(cu - pu) / 2.0, abs(cv - pv) / 2.0),
+                                          None, vp.height())
+                elif roi is not None:
+                    graphics.roi_overlays(o, roi.centre_mm, roi.radii_mm, roi.text(), vp.height())
+            graphics.orientation_overlays(o, img.pose, vp.width(), vp.height(),
+                                          graphics.below_color_bar(vp.height()) if is_map else None,
+                                          graphics.clear_of_caption(m.viewport_caption(i), vp.width()))
             graphics.caption_overlays(o, m.viewport_caption(i))
             vp.set_overlays(o)
 
@@ -572,6 +618,8 @@ class MRConsoleView(ConsoleViewBase):
         model gets absolute values computed from the row as it was at the press, so a drag's result
         depends on where it ends, not on how X batched its motion. A press elsewhere does nothing."""
         vp = self.viewer.viewport(i)
+        if self._roi_mouse(i, kind, u, v, button):
+            return
         drag = vp.drag
         drag.grab_px = graphics.GRAB_PX
         if kind == "press":
@@ -594,6 +642,29 @@ class MRConsoleView(ConsoleViewBase):
         if d is None or start is None or start[0] != i:
             return
         self._do(self._apply_plan_drag, d, start[1], start[2])
+
+    def _roi_mouse(self, i: int, kind: str, u: float, v: float, button: Any) -> bool:
+        """With the ROI tool on, a left drag on a map draws an ellipse inscribed in the dragged rectangle;
+        the release measures it (model.measure_roi). True when the event was the ROI tool's."""
+        m = self.model
+        if kind == "press":
+            s = m.viewport_series(i)
+            if not (m.roi_tool and button == QtCore.Qt.MouseButton.LeftButton and mapping.is_map_series(s)
+                    and s.data.is_map(m.viewport_image[i])):
+                return False
+            self._roi_drag = (i, u, v, u, v)
+            return True
+        d = self._roi_drag
+        if d is None or d[0] != i or kind not in ("move", "release"):
+            return d is not None and kind == "move"
+        self._roi_drag = (i, d[1], d[2], u, v)
+        if kind == "release":
+            self._roi_drag = None
+            centre = ((d[1] + u) / 2.0, (d[2] + v) / 2.0)
+            radii = (abs(u - d[1]) / 2.0, abs(v - d[2]) / 2.0)
+            self._do(m.measure_roi, i, centre, radii)
+        self._show_viewports()
+        return True
 
     def _apply_plan_drag(self, d: ov.DragDelta, display: Any, p0: Any) -> None:
         """One drag step on the model, from the press-time parameters `p0` and the drag's totals."""

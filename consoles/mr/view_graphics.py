@@ -10,6 +10,7 @@ shown; a bottom-left line shows what a scanner shows of the plan (slices, slab, 
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -55,12 +56,14 @@ def direction_letter(d: Any) -> str:
     return _AXIS_LETTERS[k][int(d[k] > 0)]
 
 
-def orientation_overlays(o: ov.OverlaySet, pose: PlanePose, width: int, height: int) -> None:
-    """Patient direction letters at the middle of each viewport edge (screen right = the plane's u)."""
+def orientation_overlays(o: ov.OverlaySet, pose: PlanePose, width: int, height: int,
+                         right_y: float | None = None, top_x: float | None = None) -> None:
+    """Patient direction letters at the middle of each viewport edge (screen right = the plane's u);
+    `right_y` moves the right one (out from under a colour bar), `top_x` the top one (clear of a caption)."""
     u, v = np.asarray(pose.u, float), np.asarray(pose.v, float)
-    for name, d, x, y, align in (("orient_right", u, width - 6, height / 2, "right"),
+    for name, d, x, y, align in (("orient_right", u, width - 6, height / 2 if right_y is None else right_y, "right"),
                                  ("orient_left", -u, 6, height / 2, "left"),
-                                 ("orient_top", v, width / 2, 14, "center"),
+                                 ("orient_top", v, width / 2 if top_x is None else top_x, 14, "center"),
                                  ("orient_bottom", -v, width / 2, height - 14, "center")):
         o.add(ov.Label(name, x, y, direction_letter(d), ov.WHITE, 14, align, True))
 
@@ -208,3 +211,48 @@ def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int) -> None:
     for k, text in enumerate(lines):
         o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
                       SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))
+
+
+# ---- mapping ---------------------------------------------------------------------------------------------
+ROI_COLOUR = (1.0, 1.0, 1.0)
+ROI_TEXT_PX = 14
+
+
+CAPTION_CHAR_PX = 8.0  # a generous mean advance of the caption font (13 px DejaVu Sans)
+
+
+def clear_of_caption(lines: Sequence[str], width: int) -> float | None:
+    """Where the top letter goes when the caption's first line would reach the middle of the top edge
+    (a long row name in a small viewport): just right of it; None keeps it in the middle."""
+    if not lines:
+        return None
+    end = 6 + CAPTION_CHAR_PX * len(lines[0]) + 12
+    return None if end < width / 2 - 8 else min(width - 20.0, end)
+
+
+def below_color_bar(height: int) -> float:
+    """A y (px) just below the colour bar ImageViewport draws at the right edge (its top 44 px and
+    length 0.4 x height in 60..200 px, consoles.common.viewport), so the right letter is not hidden."""
+    return 44.0 + max(60.0, min(200.0, 0.4 * height)) + 16.0
+
+
+def map_colormap(kind: str) -> Any:
+    """The colour table of a T1 or T2 map (rendering.mr_mapping.colour_lut), unit ms; its lowest entry is
+    black, so background and failed fits (0 ms) read as 'no value', not as a short T1."""
+    from consoles.common.colormaps import ColorMap
+    from rendering.mr_mapping import colour_lut
+
+    table = colour_lut(kind).astype(float) / 255.0
+    table[0] = 0.0
+    return ColorMap(f"{kind}_map", table, "ms")
+
+
+def roi_overlays(o: ov.OverlaySet, centre: Any, radii: Any, text: str | None, height: int) -> None:
+    """An ellipse ROI (plane mm) and its read-out at the viewport's bottom left, above the bottom letter
+    (on a dark box: legible on any colour; near the ellipse it ran off a small viewport's edge)."""
+    cu, cv = float(centre[0]), float(centre[1])
+    ru, rv = max(float(radii[0]), 0.1), max(float(radii[1]), 0.1)
+    pts = tuple((cu + ru * math.cos(2 * math.pi * k / 64), cv + rv * math.sin(2 * math.pi * k / 64)) for k in range(64))
+    o.add(ov.Polyline("roi", pts, ROI_COLOUR, 2.0, closed=True))
+    if text:
+        o.add(ov.Text("roi_readout", 6, height - 26, text, ov.WHITE, ROI_TEXT_PX, "left", True, valign="bottom"))

@@ -75,6 +75,19 @@ def thumbnail(pixels: np.ndarray, hi: float, size: int = THUMB_PX) -> QtGui.QPix
     return QtGui.QPixmap.fromImage(qimg)
 
 
+def colour_thumbnail(rgb: np.ndarray, size: int = THUMB_PX) -> QtGui.QPixmap:
+    """A colour thumbnail of an RGB uint8 (rows, cols, 3) image (a map): every f-th pixel (a map's
+    colours must not be averaged into colours it does not have), centred on a black square."""
+    f = max(1, math.ceil(max(rgb.shape[:2]) / size))
+    small = np.ascontiguousarray(rgb[f // 2::f, f // 2::f][:size, :size])
+    canvas = np.zeros((size, size, 3), np.uint8)
+    r0, c0 = (size - small.shape[0]) // 2, (size - small.shape[1]) // 2
+    canvas[r0:r0 + small.shape[0], c0:c0 + small.shape[1]] = small
+    data = np.ascontiguousarray(canvas)
+    qimg = QtGui.QImage(data.data, size, size, 3 * size, QtGui.QImage.Format.Format_RGB888).copy()
+    return QtGui.QPixmap.fromImage(qimg)
+
+
 class RenameField(SteadyCaretLineEdit):
     """The inline editor put over a queue row's name: Enter commits, Escape or a click elsewhere cancels."""
 
