@@ -205,6 +205,11 @@ class MRQueueRow(_Spec):
     params: dict[str, float | str] | None = None
     remaining_s: float | None = Field(None, gt=0)
     cover_labels: list[str] | None = Field(None, min_length=1)
+    plan_error: bool | None = Field(None, description="seed an error into this row's geometry: its normal "
+                                    "tilted by perturbations.plan_tilt_deg and its centre shifted by "
+                                    "perturbations.plan_shift_mm, in seeded directions")
+    coverage_fault: bool | None = Field(None, description="apply the seeded perturbations.coverage_fault (one "
+                                        "numeric parameter set so the fitted slab or FOV clips the organs)")
 
     @model_validator(mode="after")
     def _consistent(self) -> "MRQueueRow":
@@ -212,8 +217,10 @@ class MRQueueRow(_Spec):
             raise ValueError("give either name or names (options drawn per episode), not both")
         if self.remaining_s is not None and self.status != "running":
             raise ValueError("remaining_s is only meaningful for a running row")
-        if self.cover_labels is not None and self.status != "done":
-            raise ValueError("cover_labels fits an acquired row: its status must be done")
+        if self.cover_labels is not None and self.status not in ("done", "pending", None):
+            raise ValueError("cover_labels fits an acquired or a pending row: its status must be done or pending")
+        if self.coverage_fault and self.cover_labels is None:
+            raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
         return self
 
 
@@ -256,6 +263,9 @@ class MRInitialState(ConsoleInputs):
     field_t: Literal[1.5, 3.0] | None = None
     landmark: Literal["heart", "liver", "kidneys"] | None = None
     indication: str | None = Field(None, min_length=3)
+    prior_clipped: bool | None = Field(None, description="a done row fitted to organs (cover_labels) leaves one "
+                                       "organ end outside its FOV (seeded end); perturbations.prior_clipped "
+                                       "draws it per seed instead")
 
     @model_validator(mode="after")
     def _rows_exist(self) -> "MRInitialState":
@@ -267,7 +277,13 @@ class MRInitialState(ConsoleInputs):
                 raise ValueError(f"{where} = {k}, but the queue has {n} rows")
         if self.queue is not None and sum(r.status == "running" for r in self.queue) > 1:
             raise ValueError("at most one queue row can be running")
+        if self.queue is not None and sum(bool(r.coverage_fault) for r in self.queue) > 1:
+            raise ValueError("at most one queue row carries the seeded coverage fault")
         return self
+
+
+# the numeric parameters a seeded coverage fault may spoil (MRModel._apply_coverage_fault)
+MRCoverageFault = Literal["n_slices", "thickness_mm", "fov_phase_mm"]
 
 
 def _permutation_of_1_to_3(v: list[int]) -> list[int]:
@@ -292,13 +308,18 @@ class MRPerturbations(ConsoleInputs):
     prior_clipped: list[bool] | None = Field(None, min_length=2)
     prior_clip_mm: Range | None = None
     localizer_order: list[list[int]] | None = Field(None, min_length=1)
+    plan_tilt_deg: Range | None = Field(None, description="magnitude of the tilt seeded into plan_error rows")
+    plan_shift_mm: Range | None = Field(None, description="magnitude of the shift seeded into plan_error rows")
+    coverage_fault: list[MRCoverageFault] | None = Field(None, min_length=2, description="the parameter a "
+                                                          "coverage_fault row gets wrong, balanced over seeds")
 
     @field_validator("landmark_shift_mm")
     @classmethod
     def _signed(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
 
-    @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm")
+    @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm",
+                     "plan_tilt_deg", "plan_shift_mm")
     @classmethod
     def _magnitude(cls, v: Range | None) -> Range | None:
         return None if v is None else _range(0.0)(v)

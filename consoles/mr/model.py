@@ -266,11 +266,15 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.scanner_busy = bool(self._balanced("scanner_busy", draws.perturbations["scanner_busy"])) \
             if draws.has("scanner_busy") else True
         self.prior_clipped = bool(self._balanced("prior_clipped", draws.perturbations["prior_clipped"])) \
-            if draws.has("prior_clipped") else False
+            if draws.has("prior_clipped") else bool(st.get("prior_clipped", False))
         self.localizer_order: list[int] | None = None  # 0-based image indices, in list / viewport-fill order
         if draws.has("localizer_order"):
             self.localizer_order = [int(k) - 1 for k in self._balanced("localizer_order",
                                                                         draws.perturbations["localizer_order"])]
+        # planning tasks: which numeric parameter a coverage_fault row gets wrong (balanced over seeds)
+        self.coverage_fault: str | None = str(self._balanced("coverage_fault", draws.perturbations["coverage_fault"])) \
+            if draws.has("coverage_fault") else None
+        self.seeded: dict[str, Any] = {}  # seeded errors of the initial state, for the dump's "start" (oracles)
         self.declare(PARAMETERS)
         specs = [dict(spec) for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE])]
         names_rng = self.rng("row_names")
@@ -309,7 +313,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
                            "copy_of": r.copy_of, "params": r.params.to_dict()} for r in self.rows],
                 "open_row": self._open_uid, "layout": self._layout_dict(), "indication": self.indication,
                 "ecg_signal": self.ecg_signal, "scanner_busy": self.running_row is not None,
-                "prior_clipped": self.prior_clipped, "n_events": len(self.events)}
+                "prior_clipped": self.prior_clipped, "seeded": dict(self.seeded), "n_events": len(self.events)}
 
     # ---- patient --------------------------------------------------------------------------------
     def _isocentre(self, z_mm: float) -> tuple[float, float, float]:
@@ -341,9 +345,13 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         row = self._new_row(str(spec["protocol"]), spec.get("name"))
         for name, value in (spec.get("params") or {}).items():
             self._apply_param(row, name, value)
-        if spec.get("cover_labels"):
-            self._fit_to_labels(row, list(spec["cover_labels"]), draws)
         status = str(spec.get("status", "pending"))
+        if spec.get("cover_labels"):
+            self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done")
+        if spec.get("coverage_fault") and self.coverage_fault is not None:
+            self._apply_coverage_fault(row, list(spec["cover_labels"]))
+        if spec.get("plan_error"):
+            self._seed_plan_error(row, draws)
         self._require(status in STATUSES, f"unknown row status {status!r}")
         remaining = float(spec.get("remaining_s", self.duration_s(row)))
         if status == "running" and draws is not None and draws.has("running_remaining_s"):
@@ -371,22 +379,58 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         hi = np.array([self.subject.world_x()[i.max()], self.subject.world_y()[j.max()], self.subject.world_z()[k.max()]])
         return lo, hi
 
-    def _fit_to_labels(self, row: QueueRow, prefixes: list[str], draws: PerturbationDraws | None) -> None:
-        """Centre a coronal row on the organs and size its slab over their AP extent; clipped: move the FOV
-        along F/H so the highest top (or lowest bottom) of the organs lies `clip` mm outside it."""
+    def _fit_to_labels(self, row: QueueRow, prefixes: list[str], draws: PerturbationDraws | None,
+                       clip: bool = True) -> None:
+        """Centre a coronal row on the organs and size its slab over their AP extent; clipped (an acquired
+        row, `clip`, with prior_clipped): move the FOV along F/H so the highest top (or lowest bottom) of the
+        organs lies `clip` mm outside it."""
         lo, hi = self._label_box(prefixes)
         c = (lo + hi) / 2.0
         p = row.params
         step = p.thickness_mm + p.gap_mm
         p.n_slices = int(math.ceil((hi[1] - lo[1] + 2 * CLIP_MARGIN_MM) / step))
         half_fov = p.fov_phase_mm / 2.0
-        clip = draws.uniform("prior_clip_mm", DEFAULT_CLIP_MM) if draws is not None else DEFAULT_CLIP_MM[0]
-        if self.prior_clipped:  # the clip is drawn either way, so later draws do not depend on the outcome
+        clip_mm = draws.uniform("prior_clip_mm", DEFAULT_CLIP_MM) if draws is not None else DEFAULT_CLIP_MM[0]
+        if self.prior_clipped and clip:  # the clip is drawn either way, so later draws do not depend on it
             if self.rng("prior_clip_end").random() < 0.5:
-                c[2] = hi[2] - clip - half_fov  # the FOV's top edge cuts the upper pole
+                c[2] = hi[2] - clip_mm - half_fov  # the FOV's top edge cuts the upper pole
+                self.seeded["prior_clip_end"] = "upper"
             else:
-                c[2] = lo[2] + clip + half_fov
+                c[2] = lo[2] + clip_mm + half_fov
+                self.seeded["prior_clip_end"] = "lower"
+            self.seeded["prior_clip_mm"] = round(clip_mm, 1)
         p.centre_mm = (round(float(c[0]), 1), round(float(c[1]), 1), round(float(c[2]), 1))
+
+    def _apply_coverage_fault(self, row: QueueRow, prefixes: list[str]) -> None:
+        """Spoil one numeric parameter of a row fitted to organs (self.coverage_fault), so its slab or FOV
+        clips them: half the slices, half the slice thickness, or an F/H FOV 60 mm short of the organs."""
+        p = row.params
+        name = self.coverage_fault
+        before = getattr(p, name)
+        if name == "n_slices":
+            p.n_slices = max(2, int(round(p.n_slices * 0.5)))
+        elif name == "thickness_mm":
+            p.thickness_mm = max(2.0, round(p.thickness_mm * 0.5 * 2.0) / 2.0)
+        else:  # fov_phase_mm: the phase direction of a coronal group is F/H
+            lo, hi = self._label_box(prefixes)
+            p.fov_phase_mm = float(max(PARAM["fov_phase_mm"].lo, 10.0 * math.floor((hi[2] - lo[2] - 60.0) / 10.0)))
+        self.seeded.update({"coverage_fault": name, "coverage_fault_row": row.uid,
+                            "coverage_fault_from": before, "coverage_fault_to": getattr(p, name)})
+
+    def _seed_plan_error(self, row: QueueRow, draws: PerturbationDraws) -> None:
+        """Tilt a row's normal by the drawn plan_tilt_deg about a seeded in-plane axis and shift its centre by
+        plan_shift_mm in a seeded direction (a pending row's geometry off, or an acquired plane's error)."""
+        tilt = draws.uniform("plan_tilt_deg", (0.0, 0.0))
+        shift = draws.uniform("plan_shift_mm", (0.0, 0.0))
+        rng = self.rng("plan_error", row.uid)
+        pose = row.params.pose()
+        phi = float(rng.uniform(0.0, 2.0 * math.pi))
+        axis = math.cos(phi) * pose.u + math.sin(phi) * pose.v
+        d = rng.normal(size=3)
+        d = d / float(np.linalg.norm(d))
+        row.params.set_pose(pose.rotated(axis, tilt).translated(shift * d))
+        self.seeded.setdefault("plan_errors", {})[str(row.uid)] = {"tilt_deg": round(tilt, 2),
+                                                                   "shift_mm": round(shift, 2)}
 
     def _apply_layout_spec(self, spec: Mapping[str, Any]) -> None:
         """{"layout", "active" (1-based), "graphics_mode" (every viewport), "shim_box_visible",

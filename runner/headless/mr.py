@@ -21,6 +21,8 @@ OP_SECONDS = NOMINAL_SECONDS["click"]  # simulated time one GUI step takes
 # operations whose arguments are MRModel method arguments as they stand
 DIRECT = ("open", "rename", "repeat", "skip", "delete", "move", "add_protocol", "go", "stop", "set_param",
           "activate_viewport", "set_graphics_mode", "load_entry", "select_entry", "set_shim_box_visible")
+# graphical planning on a viewport's image: the MRModel method takes that image's plane instead of the index
+ON_DISPLAY = ("rotate_group", "translate_group", "drag_grip", "move_shim")
 
 
 def make_model(card: TaskCard, subject: str, seed: int):
@@ -33,6 +35,13 @@ def make_model(card: TaskCard, subject: str, seed: int):
 
 def apply_op(model, op: Op) -> None:
     """Perform one planner operation with the MRModel method of the same name."""
+    if op.name in ON_DISPLAY:
+        args = dict(op.args)
+        image = model.viewport_image_data(model._viewport(args.pop("viewport")))
+        if image is None:
+            raise HeadlessError(f"{op.name}: viewport {op.args['viewport'] + 1} shows no image")
+        getattr(model, op.name)(image.pose, **args)
+        return
     if op.name not in DIRECT:
         raise HeadlessError(f"the headless MR driver does not know operation {op.name!r}")
     getattr(model, op.name)(**op.args)

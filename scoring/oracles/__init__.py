@@ -29,4 +29,5 @@ def get_oracle(name: str) -> OracleFn:
 def _load_families() -> None:
     from scoring.oracles import ct  # noqa: F401  (registers the CT families)
     from scoring.oracles import mr  # noqa: F401  (registers the MR families)
+    from scoring.oracles import mr_planning  # noqa: F401  (registers the MR geometry-planning family)
     from scoring.oracles import us  # noqa: F401  (registers the ultrasound families)

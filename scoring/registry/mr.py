@@ -14,10 +14,15 @@ ROW_EDIT = "mr_row_edit"
 VIEWER = "mr_viewer"
 QUEUE_RUN = "mr_queue_run"
 JUDGEMENT = "mr_judgement"
-Family = Literal["mr_row_edit", "mr_viewer", "mr_queue_run", "mr_judgement"]
+PLANNING = "mr_planning"
+Family = Literal["mr_row_edit", "mr_viewer", "mr_queue_run", "mr_judgement", "mr_planning"]
 Kind = Literal["trigger", "rename", "repeat_open", "load_image", "activate", "shim_box", "graphics", "select_image",
                "first_acquisition", "queue_order", "skip", "go_availability", "idle_or_scanning",
-               "renal_adequacy", "select_sequence"]
+               "renal_adequacy", "select_sequence",
+               # geometry planning (scoring/oracles/mr_planning.py)
+               "long_axis", "long_axis_pair", "lax_from_scratch", "sax_stack", "renal_slab", "renal_numeric",
+               "renal_recovery", "shim_box_fit"]
+Tolerance = Literal["coarse", "standard", "fine"]
 
 # ---- thresholds -----------------------------------------------------------------------------------
 # An idle scanner should be started at once: a few UI steps (open, Go) take well under 10 s of simulated
@@ -29,6 +34,49 @@ BUSY_START_MAX_S = 15.0
 # much; a 2 mm grid edge may leave a stray voxel outside a well-planned slab, a clipped pole never does.
 RENAL_MIN_COVERAGE = 0.98
 KIDNEYS = ("kidney_left", "kidney_right")
+
+# ---- geometry planning (scoring/oracles/mr_planning.py) ----------------------------------------------
+# Long-axis planes: (max angle between the acquired plane's normal and the subject's reference plane
+# normal in degrees, max distance of the reference centre -- the midpoint of mitral valve centre and LV
+# apex -- from the acquired plane in mm). Anchors: inter-operator deviation of manual short-axis planning
+# is about 5 +- 2 deg (intra-operator 2.7 +- 1.5 deg) and automated 2ch/4ch planners report 5-6.5 deg, so
+# "fine" (6 deg) is what a careful operator achieves, "standard" (10 deg) is about two inter-operator
+# SDs beyond the mean and still shows the same chambers, and "coarse" (15 deg) is a plane a reader
+# would still call a 2ch/4ch view. The offsets are about one slice thickness (8 mm cine slice) for
+# standard, 5 mm (under half the LV cavity's wall-to-wall offset that changes which walls are cut) for
+# fine, and 10 mm for coarse. A plane rotated 12 deg or shifted 10 mm fails standard and fine by design;
+# coarse accepts 12 deg (the perturbed-plane replay test uses the standard and fine tasks).
+PLANE_TOLERANCES: dict[str, tuple[float, float]] = {
+    "coarse": (15.0, 10.0),
+    "standard": (10.0, 8.0),
+    "fine": (6.0, 5.0),
+}
+VIEW_PROTOCOL = {"2ch": "cine_2ch", "4ch": "cine_4ch", "sax": "cine_sax"}
+# Landmarks that a long-axis image must show (inside its FOV): the mitral valve and the LV apex.
+LAX_FOV_LANDMARKS = ("mitral_valve_centre", "lv_apex_epicardial")
+# Short-axis stack: normal within the standard tolerance of the LV long axis (mitral valve centre ->
+# epicardial apex); LV voxels between the mitral plane and the apex covered by slab and FOV (gaps
+# included, as a stack is planned) at least this much; the basal slice's centre no further than this
+# on the atrial side of the mitral plane (a slice centred more than a cm above the valve images the
+# atrium, not the ventricle's base).
+SAX_MAX_ANGLE_DEG = 10.0
+SAX_MIN_LV_COVERAGE = 0.95
+SAX_MAX_BASAL_ATRIAL_MM = 10.0
+# Renal slab: each kidney covered as in RENAL_MIN_COVERAGE; the slab may exceed the kidneys' extent
+# along its normal by at most this much in total (a coronal T2 slab planned with a slice of margin at
+# each side is about 15 mm over; 60 mm means half the slab images the back muscles or bowel).
+RENAL_MAX_SLAB_EXCESS_MM = 60.0
+RENAL_NUMERIC_PARAMETERS = ("n_slices", "thickness_mm", "fov_phase_mm", "fov_read_mm", "gap_mm")
+# Shim box: the heart's voxels inside the adjust volume (a stray voxel at a 2 mm grid edge allowed), and
+# the box volume at most this many times the heart's volume. The heart is far from box-shaped: the box
+# that just touches it on the group's axes is already about 3.5x its volume on the cohort, 1 cm margins on
+# every face (what a radiographer leaves for motion) give about 5.5x, 1.5 cm about 7x; the slab-sized
+# default of a cine stack is over 15x, shimming over lung and liver. AQ is full up to 5x (SHIM_FULL_AQ_RATIO)
+# and 50 at the limit.
+SHIM_MIN_HEART_INSIDE = 0.99
+SHIM_MAX_VOLUME_RATIO = 7.0
+SHIM_FULL_AQ_RATIO = 5.0
+# AQ of a geometric error: 100 at zero, 50 at the tolerance, falling as a Gaussian of err / tolerance.
 
 # ---- clinical questions of mr_select_sequence_v1 -> the protocol that answers each -----------------
 INDICATION_PROTOCOL: dict[str, str] = {
@@ -53,9 +101,15 @@ class MRTask:
     viewport: int | None = None  # 1-based viewport the goal names
     order: tuple[str, ...] = ()  # the pending queue the goal asks for, by protocol
     blocked_trigger: str | None = None  # the trigger the goal prescribes when the ECG signal is missing
+    views: tuple[str, ...] = ()  # planning: the cardiac views the goal asks for, in chain order
+    tolerance: Tolerance | None = None  # planning: PLANE_TOLERANCES key
 
     def stage_names(self) -> list[str]:
         """The oracle's stage names for this task, in verdict order."""
+        if self.family == PLANNING:
+            from scoring.oracles.mr_planning import stage_names as planning_stages
+
+            return planning_stages(self)
         from scoring.oracles.mr import stage_names
 
         return stage_names(self)
@@ -84,4 +138,18 @@ REGISTRY: dict[str, MRTask] = _entries(
     MRTask("mr_renal_acquisition_adequacy_v2", JUDGEMENT, "renal_adequacy", protocol="t2_haste_cor"),
     MRTask("mr_select_sequence_v1", JUDGEMENT, "select_sequence"),
     MRTask("mr_select_transverse_image_only_v1", VIEWER, "select_image", image="transverse"),
+    # L3: plan geometry (the acquired series is scored against the subject's anatomy)
+    MRTask("L3_coarse_2ch", PLANNING, "long_axis", views=("2ch",), tolerance="coarse"),
+    MRTask("L3_coarse_4ch", PLANNING, "long_axis", views=("4ch",), tolerance="coarse"),
+    MRTask("L4_2ch", PLANNING, "long_axis", views=("2ch",), tolerance="standard"),
+    MRTask("L4_4ch", PLANNING, "long_axis", views=("4ch",), tolerance="standard"),
+    MRTask("L4_fine_2ch", PLANNING, "long_axis", views=("2ch",), tolerance="fine"),
+    MRTask("L4_fine_4ch", PLANNING, "long_axis", views=("4ch",), tolerance="fine"),
+    MRTask("L4_long_axis_pair", PLANNING, "long_axis_pair", views=("2ch", "4ch"), tolerance="standard"),
+    MRTask("L5_fine_lax_from_scratch", PLANNING, "lax_from_scratch", views=("2ch", "4ch"), tolerance="fine"),
+    MRTask("L5_sax_stack", PLANNING, "sax_stack", views=("sax",), protocol="cine_sax"),
+    MRTask("mr_renal_bilateral_geometry_planning_v2", PLANNING, "renal_slab", protocol="t2_haste_cor"),
+    MRTask("L4_heart_shim_box", PLANNING, "shim_box_fit", protocol="cine_sax"),
+    MRTask("mr_renal_numeric_coverage_correction_v2", PLANNING, "renal_numeric", protocol="t2_haste_cor"),
+    MRTask("mr_renal_bilateral_coverage_recovery_v2", PLANNING, "renal_recovery", protocol="t2_haste_cor"),
 )

@@ -36,7 +36,11 @@ def test_a_full_mr_card_validates_and_reads_back_as_plain_json():
     ("initial_state", {"queue": [{"protocol": "cine_4ch", "status": "finished"}]}, "initial_state.queue.0.status"),
     ("initial_state", {"queue": [{"protocol": "cine_4ch", "name": "a", "names": ["b"]}]}, "either name or names"),
     ("initial_state", {"queue": [{"protocol": "cine_4ch", "remaining_s": 5}]}, "only meaningful for a running row"),
-    ("initial_state", {"queue": [{"protocol": "t2_haste_cor", "cover_labels": ["kidney_"]}]}, "must be done"),
+    ("initial_state", {"queue": [{"protocol": "t2_haste_cor", "status": "skipped", "cover_labels": ["kidney_"]}]},
+     "must be done or pending"),
+    ("initial_state", {"queue": [{"protocol": "t2_haste_cor", "coverage_fault": True}]}, "give cover_labels too"),
+    ("perturbations", {"coverage_fault": ["n_slices", "matrix"]}, "perturbations.coverage_fault"),
+    ("perturbations", {"plan_tilt_deg": [10, 5]}, "plan_tilt_deg"),
     ("initial_state", {"queue": [{"protocol": "cine_4ch"}], "open": 2}, "open = 2, but the queue has 1 rows"),
     ("initial_state", {"layout": {"viewports": [{"row": 1, "series": 1}]}}, "give exactly one"),
     ("initial_state", {"layout": {"graphics_mode": "none"}}, "initial_state.layout.graphics_mode"),
@@ -60,7 +64,7 @@ def test_shipped_mr_cards_name_known_protocols_and_the_console_accepts_them():
     from rendering.subjects import load_runtime
 
     cards = select_cards("mr")
-    assert len(cards) == 15
+    assert len(cards) == 28  # 15 + the 13 geometry-planning cards (issue 11)
     rt = load_runtime("dev")
     for card in cards:
         for row in card.initial_state.get("queue", []):

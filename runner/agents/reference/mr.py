@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from runner.agents.reference.common import Op, centre, click, wait
+from runner.agents.reference.mr_planning import PlanningPolicy
 from scoring.registry import entry_for_card
 from scoring.registry.mr import INDICATION_PROTOCOL, RENAL_MIN_COVERAGE, MRTask
 from tasks.card import TaskCard
@@ -22,8 +23,9 @@ from tasks.card import TaskCard
 WAIT_MARGIN_S = 0.1  # wait this much past a row's end, so its finishing event has run
 
 
-class MRPlanner:
-    """The next operation for one MR task on one subject (pure: state dicts in, Ops out)."""
+class MRPlanner(PlanningPolicy):
+    """The next operation for one MR task on one subject (pure: state dicts in, Ops out). The geometry
+    planning tasks' policy is PlanningPolicy (runner/agents/reference/mr_planning.py)."""
 
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
         self.card = card

@@ -1,0 +1,307 @@
+"""MR geometry-planning oracle (family "mr_planning"): the ACQUIRED series scored against the subject's anatomy.
+
+Pure: (state dump, subject oracle, task card) -> OracleResult. What each task checks and its thresholds come
+from the MR registry (scoring/registry/mr.py: PLANE_TOLERANCES and the planning constants). The series
+scored is the last one acquired in this session by a row of the task's protocol (a repeat of a row counts),
+so a plan that was never acquired scores nothing, and a prior series never counts.
+
+Measures (in the details, per view or organ):
+- long-axis planes (2ch, 4ch): angle between the acquired plane's normal and the reference plane's normal
+  (deg), distance of the reference centre from the acquired plane (mm), the mitral valve and LV apex inside
+  the FOV, and the in-plane direction of the long axis on the image (reported, not checked);
+- short-axis stack: angle between the stack normal and the LV long axis, LV coverage between the mitral
+  plane and the apex by slab and FOV, the basal slice's position relative to the mitral plane;
+- renal slab: each kidney's coverage by slab and FOV (scoring.oracles.mr.series_coverage), the slab's excess
+  over the kidneys along its normal; numeric correction: the seeded parameter was changed; recovery: the
+  centre moved towards the clipped pole;
+- shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's.
+
+Outcome: FAIL when no stage was met, PASS when every stage and check holds, else PARTIAL (a complete
+workflow at the wrong geometry is PARTIAL with PR 1). AQ falls smoothly with each error (aq_term).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from scoring.oracles import register
+from scoring.oracles.mr import end_row, events, series_coverage, session_events, start_rows
+from scoring.registry import entry_for_card
+from scoring.registry.mr import (KIDNEYS, LAX_FOV_LANDMARKS, PLANE_TOLERANCES, PLANNING, RENAL_MAX_SLAB_EXCESS_MM,
+                                 RENAL_MIN_COVERAGE, SAX_MAX_ANGLE_DEG, SAX_MAX_BASAL_ATRIAL_MM, SAX_MIN_LV_COVERAGE,
+                                 SHIM_FULL_AQ_RATIO, SHIM_MAX_VOLUME_RATIO, SHIM_MIN_HEART_INSIDE, VIEW_PROTOCOL, MRTask)
+from scoring.verdict import OracleResult
+from scoring.workflow import checks_verdict
+from tasks.card import TaskCard
+
+
+def stage_names(task: MRTask) -> list[str]:
+    """The oracle's stage names for a planning task, in verdict order (the card's workflow_stages)."""
+    if task.kind == "long_axis":
+        return ["plane_planned", "series_acquired"]
+    if task.kind == "long_axis_pair":
+        return [f"{v}_{s}" for v in task.views for s in ("planned", "acquired")]
+    if task.kind == "lax_from_scratch":
+        return ["localizer_acquired"] + [f"{v}_{s}" for v in task.views for s in ("planned", "acquired")]
+    if task.kind == "sax_stack":
+        return ["stack_planned", "series_acquired"]
+    if task.kind == "renal_slab":
+        return ["slab_planned", "series_acquired"]
+    if task.kind == "renal_numeric":
+        return ["parameters_changed", "series_acquired"]
+    if task.kind == "renal_recovery":
+        return ["geometry_replanned", "series_acquired"]
+    return ["shim_box_adjusted", "series_acquired"]  # shim_box_fit
+
+
+# ---- measures (shared with the reference planner and the tests) ---------------------------------------
+def aq_term(err: float, tol: float) -> float:
+    """Quality of one geometric error: 100 at zero, 50 at the tolerance, a Gaussian in err / tol."""
+    if err is None or not math.isfinite(err):
+        return 0.0
+    return 100.0 * math.exp(-math.log(2.0) * (float(err) / tol) ** 2)
+
+
+def coverage_term(cov: float, need: float) -> float:
+    """Quality of a coverage: 100 at full, 50 at the threshold, 0 at twice the shortfall below it."""
+    short = (1.0 - need)
+    return 100.0 * min(1.0, max(0.0, 1.0 - 0.5 * (1.0 - cov) / max(short, 1e-6))) if cov < 1.0 else 100.0
+
+
+def _axes(series: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    im = series["images"][0]
+    return tuple(np.asarray(im[k], float) for k in ("u", "v", "normal"))  # type: ignore[return-value]
+
+
+def series_centre(series: dict[str, Any]) -> np.ndarray:
+    """Centre of the slice group: the mean of its slice centres."""
+    return np.mean([np.asarray(im["centre_mm"], float) for im in series["images"]], axis=0)
+
+
+def half_fov(series: dict[str, Any]) -> tuple[float, float]:
+    im = series["images"][0]
+    rows, cols = im["shape"]
+    du, dv = im["pixel_mm"]
+    return cols * du / 2.0, rows * dv / 2.0
+
+
+def angle_deg(a: Any, b: Any) -> float:
+    """Angle between two planes' normals (or two axes), sign-free, in degrees."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    c = abs(float(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+    return math.degrees(math.acos(min(1.0, c)))
+
+
+def plane_errors(series: dict[str, Any], oracle, view: str) -> dict[str, Any]:
+    """A long-axis series' errors against the subject's reference plane of `view`."""
+    ref = oracle.reference_planes[view]
+    u, v, n = _axes(series)
+    c = series_centre(series)
+    hu, hv = half_fov(series)
+    inside = {}
+    for name in LAX_FOV_LANDMARKS:
+        d = oracle.landmarks[name] - c
+        inside[name] = bool(abs(d @ u) <= hu and abs(d @ v) <= hv)
+    base, apex = oracle.lv_long_axis
+    ax = apex - base
+    ax_img = np.array([ax @ u, ax @ v])
+    return {"angle_deg": round(angle_deg(n, ref["normal"]), 3),
+            "offset_mm": round(abs(float((ref["centre"] - c) @ n)), 3),
+            "landmarks_in_fov": inside,
+            "long_axis_on_image_deg": round(math.degrees(math.atan2(ax_img[1], ax_img[0])), 2),
+            "series": series["uid"]}
+
+
+def sax_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
+    """Short-axis stack: angle to the long axis, LV coverage from the mitral plane to the apex, basal slice."""
+    base, apex = oracle.lv_long_axis
+    axis = (apex - base) / np.linalg.norm(apex - base)
+    length = float(np.linalg.norm(apex - base))
+    lv = oracle.organ_voxels_mm("lv")
+    s = (lv - base) @ axis
+    lv = lv[(s >= 0.0) & (s <= length)]  # the ventricle from the mitral plane to the apex
+    cov = series_coverage(series, lv)
+    slice_s = [float((np.asarray(im["centre_mm"], float) - base) @ axis) for im in series["images"]]
+    basal = min(slice_s)
+    return {"angle_to_long_axis_deg": round(angle_deg(_axes(series)[2], axis), 3), "lv_coverage": round(cov, 4),
+            "basal_slice_from_mitral_mm": round(basal, 2), "apical_slice_from_mitral_mm": round(max(slice_s), 2),
+            "long_axis_mm": round(length, 2), "n_slices": len(slice_s), "series": series["uid"]}
+
+
+def slab_extent(series: dict[str, Any]) -> tuple[float, float]:
+    """(lo, hi) of the slab along its normal, relative to the first slice centre (gaps included)."""
+    ims = series["images"]
+    c0 = np.asarray(ims[0]["centre_mm"], float)
+    n = np.asarray(ims[0]["normal"], float)
+    offs = [float((np.asarray(im["centre_mm"], float) - c0) @ n) for im in ims]
+    t = float(ims[0]["thickness_mm"])
+    return min(offs) - t / 2.0, max(offs) + t / 2.0
+
+
+def renal_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
+    """Each kidney's coverage by slab and FOV and the slab's excess along its normal."""
+    cov = {k: round(series_coverage(series, oracle.organ_voxels_mm(k)), 4) for k in KIDNEYS}
+    pts = np.concatenate([oracle.organ_voxels_mm(k) for k in KIDNEYS])
+    c0 = np.asarray(series["images"][0]["centre_mm"], float)
+    n = _axes(series)[2]
+    s = (pts - c0) @ n
+    lo, hi = slab_extent(series)
+    organ = float(s.max() - s.min()) + 2.0  # voxel centres -> voxel edges (2 mm grid)
+    return {"kidney_coverage": cov, "slab_mm": round(hi - lo, 2), "kidneys_extent_mm": round(organ, 2),
+            "slab_excess_mm": round((hi - lo) - organ, 2), "series": series["uid"]}
+
+
+def shim_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
+    """The heart inside the series' adjust volume (its box on the group's axes) and the volume ratio."""
+    box = series["params"]["shim_box"]
+    u, v, n = _axes(series)
+    c = np.asarray(box["centre"], float)
+    half = np.asarray(box["size_mm"], float) / 2.0
+    d = oracle.organ_voxels_mm("heart") - c
+    inside = (np.abs(d @ u) <= half[0]) & (np.abs(d @ v) <= half[1]) & (np.abs(d @ n) <= half[2])
+    vol_box = float(np.prod(2.0 * half)) / 1000.0
+    vol_heart = oracle.organ_volume_ml("heart")
+    return {"heart_inside": round(float(inside.mean()), 4), "box_volume_ml": round(vol_box, 1),
+            "heart_volume_ml": round(vol_heart, 1), "volume_ratio": round(vol_box / vol_heart, 3),
+            "box_size_mm": list(box["size_mm"]), "series": series["uid"]}
+
+
+# ---- reading the session ------------------------------------------------------------------------------
+def _protocol_of(state: dict[str, Any], uid: int) -> str | None:
+    r = end_row(state, uid)
+    return None if r is None else r["protocol"]
+
+
+def acquired_series(state: dict[str, Any], protocol: str) -> dict[str, Any] | None:
+    """The last series acquired in this session by a row of this protocol (None: none)."""
+    done = [e for e in events(state, "row_done") if _protocol_of(state, e["row"]) == protocol]
+    if not done:
+        return None
+    uid = done[-1]["series"]
+    return next((s for s in state["series"] if s["uid"] == uid), None)
+
+
+def _first(state: dict[str, Any], kind: str, protocol: str, after: int = -1) -> int | None:
+    for i, e in enumerate(session_events(state)):
+        if i > after and e["event"] == kind and _protocol_of(state, e.get("row")) == protocol:
+            return i
+    return None
+
+
+def planned_then_acquired(state: dict[str, Any], protocol: str, planned_kinds: tuple[str, ...] = ("geometry_changed",)
+                          ) -> tuple[bool, bool]:
+    """(the row's geometry was changed, a row of the protocol was acquired after that change)."""
+    firsts = [i for i in (_first(state, k, protocol) for k in planned_kinds) if i is not None]
+    if not firsts:
+        return False, False
+    return True, _first(state, "row_done", protocol, after=min(firsts)) is not None
+
+
+# ---- the family ---------------------------------------------------------------------------------------
+@register(PLANNING)
+def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
+    """Geometry planning tasks: long-axis planes, short-axis stack, renal slab, shim box."""
+    task: MRTask = entry_for_card(card)
+    details: dict[str, Any] = {}
+    checks: dict[str, bool] = {}
+    stages: dict[str, bool] = {}
+    terms: list[float] = []
+    if task.kind in ("long_axis", "long_axis_pair", "lax_from_scratch"):
+        max_deg, max_mm = PLANE_TOLERANCES[task.tolerance]
+        details["tolerance"] = {"angle_deg": max_deg, "offset_mm": max_mm}
+        if task.kind == "lax_from_scratch":
+            stages["localizer_acquired"] = _first(state, "row_done", "localizer_3plane") is not None
+        for view in task.views:
+            planned, acquired = planned_then_acquired(state, VIEW_PROTOCOL[view])
+            prefix = "" if task.kind == "long_axis" else f"{view}_"
+            stages[f"{prefix}plane_planned" if not prefix else f"{prefix}planned"] = planned
+            stages["series_acquired" if not prefix else f"{prefix}acquired"] = acquired
+            s = acquired_series(state, VIEW_PROTOCOL[view])
+            if s is None:
+                checks[f"{view}_acquired"] = False
+                terms += [0.0, 0.0]
+                continue
+            m = plane_errors(s, oracle, view)
+            details[view] = m
+            checks[f"{view}_angle"] = m["angle_deg"] <= max_deg
+            checks[f"{view}_offset"] = m["offset_mm"] <= max_mm
+            checks[f"{view}_apex_and_valve_in_fov"] = all(m["landmarks_in_fov"].values())
+            terms += [aq_term(m["angle_deg"], max_deg), aq_term(m["offset_mm"], max_mm)]
+            if not checks[f"{view}_apex_and_valve_in_fov"]:
+                terms[-1] *= 0.5
+    elif task.kind == "sax_stack":
+        planned, acquired = planned_then_acquired(state, task.protocol, ("geometry_changed", "param_changed"))
+        stages.update({"stack_planned": planned, "series_acquired": acquired})
+        s = acquired_series(state, task.protocol)
+        if s is None:
+            checks["stack_acquired"] = False
+            terms = [0.0]
+        else:
+            m = sax_measures(s, oracle)
+            details["sax"] = m
+            details["thresholds"] = {"angle_deg": SAX_MAX_ANGLE_DEG, "lv_coverage": SAX_MIN_LV_COVERAGE,
+                                     "basal_atrial_mm": SAX_MAX_BASAL_ATRIAL_MM}
+            checks["angle_to_long_axis"] = m["angle_to_long_axis_deg"] <= SAX_MAX_ANGLE_DEG
+            checks["lv_coverage"] = m["lv_coverage"] >= SAX_MIN_LV_COVERAGE
+            checks["basal_slice_not_in_atrium"] = m["basal_slice_from_mitral_mm"] >= -SAX_MAX_BASAL_ATRIAL_MM
+            terms = [aq_term(m["angle_to_long_axis_deg"], SAX_MAX_ANGLE_DEG),
+                     coverage_term(m["lv_coverage"], SAX_MIN_LV_COVERAGE),
+                     aq_term(max(0.0, -m["basal_slice_from_mitral_mm"]), SAX_MAX_BASAL_ATRIAL_MM * 2.0)]
+    elif task.kind in ("renal_slab", "renal_numeric", "renal_recovery"):
+        kinds = {"renal_slab": ("geometry_changed", "param_changed"), "renal_numeric": ("param_changed",),
+                 "renal_recovery": ("geometry_changed", "param_changed")}[task.kind]
+        planned, acquired = planned_then_acquired(state, task.protocol, kinds)
+        names = stage_names(task)
+        stages.update({names[0]: planned, names[1]: acquired})
+        s = acquired_series(state, task.protocol)
+        details["thresholds"] = {"coverage": RENAL_MIN_COVERAGE, "slab_excess_mm": RENAL_MAX_SLAB_EXCESS_MM}
+        if s is None:
+            checks["series_acquired"] = False
+            terms = [0.0]
+        else:
+            m = renal_measures(s, oracle)
+            details["renal"] = m
+            for k in KIDNEYS:
+                checks[f"{k}_covered"] = m["kidney_coverage"][k] >= RENAL_MIN_COVERAGE
+                terms.append(coverage_term(m["kidney_coverage"][k], RENAL_MIN_COVERAGE))
+            checks["slab_not_excessive"] = m["slab_excess_mm"] <= RENAL_MAX_SLAB_EXCESS_MM
+            terms.append(aq_term(max(0.0, m["slab_excess_mm"] - 15.0), RENAL_MAX_SLAB_EXCESS_MM - 15.0))
+            seeded = state["start"].get("seeded") or {}
+            if task.kind == "renal_numeric":
+                fault = seeded.get("coverage_fault")
+                before = next(r for r in start_rows(state) if r["protocol"] == task.protocol
+                              and r["status"] == "pending")["params"]
+                details.update({"seeded_fault": fault, "fault_value_before": before.get(fault),
+                                "fault_value_after": s["params"].get(fault)})
+                checks["responsible_parameter_changed"] = fault is not None and s["params"].get(fault) != before.get(fault)
+            elif task.kind == "renal_recovery":
+                prior = next(r for r in start_rows(state) if r["protocol"] == task.protocol and r["status"] == "done")
+                end = seeded.get("prior_clip_end")  # "upper" or "lower" pole cut
+                dz = float(s["params"]["centre_mm"][2]) - float(prior["params"]["centre_mm"][2])
+                details.update({"clipped_end": end, "centre_fh_shift_mm": round(dz, 2)})
+                checks["clipped_end_extended"] = (end == "upper" and dz > 0) or (end == "lower" and dz < 0)
+    else:  # shim_box_fit
+        planned = _first(state, "shim_box_changed", task.protocol) is not None or \
+            _first(state, "shim_box_moved", task.protocol) is not None
+        after = min([i for i in (_first(state, "shim_box_changed", task.protocol),
+                                 _first(state, "shim_box_moved", task.protocol)) if i is not None], default=None)
+        acquired = after is not None and _first(state, "row_done", task.protocol, after=after) is not None
+        stages.update({"shim_box_adjusted": planned, "series_acquired": acquired})
+        s = acquired_series(state, task.protocol)
+        details["thresholds"] = {"heart_inside": SHIM_MIN_HEART_INSIDE, "volume_ratio": SHIM_MAX_VOLUME_RATIO}
+        if s is None:
+            checks["series_acquired"] = False
+            terms = [0.0]
+        else:
+            m = shim_measures(s, oracle)
+            details["shim"] = m
+            checks["heart_inside_box"] = m["heart_inside"] >= SHIM_MIN_HEART_INSIDE
+            checks["box_not_excessive"] = m["volume_ratio"] <= SHIM_MAX_VOLUME_RATIO
+            terms = [coverage_term(m["heart_inside"], SHIM_MIN_HEART_INSIDE),
+                     aq_term(max(0.0, m["volume_ratio"] - SHIM_FULL_AQ_RATIO),
+                             SHIM_MAX_VOLUME_RATIO - SHIM_FULL_AQ_RATIO)]
+    stages = {k: bool(stages.get(k, False)) for k in stage_names(task)}
+    aq = float(np.mean(terms)) if terms else 0.0
+    return checks_verdict(stages, checks, aq, details, any(stages.values()), "nothing was done towards the task")
