@@ -6,7 +6,10 @@ step; see DoubleClickFilter). The UI font is loaded from a pinned file, never fr
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import struct
+import time
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -133,6 +136,82 @@ class DoubleClickFilter(QtCore.QObject):
         elif et in (QtCore.QEvent.Type.ToolTip, QtCore.QEvent.Type.WhatsThis):
             return True  # tooltips appear after a wall-clock hover delay
         return False
+
+
+class _Cookie(ctypes.Structure):
+    _fields_ = [("sequence", ctypes.c_uint)]
+
+
+class _AtomReply(ctypes.Structure):
+    _fields_ = [("response_type", ctypes.c_uint8), ("pad0", ctypes.c_uint8), ("sequence", ctypes.c_uint16),
+                ("length", ctypes.c_uint32), ("atom", ctypes.c_uint32)]
+
+
+XCB_CLIENT_MESSAGE = 33
+FENCE_ATOM = b"_MEDIMAGEOS_INPUT_FENCE"
+FENCE_TIMEOUT_S = 5.0  # wall clock: only a broken X connection takes this long
+
+
+class InputFence(QtCore.QAbstractNativeEventFilter):
+    """Makes 'settle' see every X event the runner injected before it asked, every time.
+
+    The runner injects input and waits for the X server (XSync) before it asks the console to
+    settle, so the events are already on their way to Qt's connection. Qt reads them on its own
+    reader thread, though, and a processEvents() right after QGuiApplication.sync() could run
+    before that thread had queued them: under load an injected click then arrived one step late
+    (a caliper's second point, about 2 runs in 25). Here settle sends a ClientMessage to the
+    console's own window on Qt's connection and processes events until it comes back: the X
+    server queues it behind everything it delivered before, so every injected event has been
+    handled once it is seen.
+    """
+
+    def __init__(self, app: QtWidgets.QApplication, window: QtWidgets.QWidget) -> None:
+        super().__init__()
+        self._xcb = ctypes.CDLL("libxcb.so.1")
+        x = self._xcb
+        x.xcb_intern_atom.restype = _Cookie
+        x.xcb_intern_atom.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint16, ctypes.c_char_p]
+        x.xcb_intern_atom_reply.restype = ctypes.POINTER(_AtomReply)
+        x.xcb_intern_atom_reply.argtypes = [ctypes.c_void_p, _Cookie, ctypes.c_void_p]
+        x.xcb_send_event.restype = _Cookie
+        x.xcb_send_event.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint32, ctypes.c_uint32,
+                                     ctypes.c_char_p]
+        x.xcb_flush.argtypes = [ctypes.c_void_p]
+        self._app, self._window = app, window
+        self._conn = app.nativeInterface().connection()
+        reply = x.xcb_intern_atom_reply(self._conn, x.xcb_intern_atom(self._conn, 0, len(FENCE_ATOM), FENCE_ATOM),
+                                        None)
+        if not reply:
+            raise RuntimeError("the X server did not intern the input fence atom")
+        self._atom = reply.contents.atom
+        libc = ctypes.CDLL(None)
+        libc.free.argtypes = [ctypes.c_void_p]
+        libc.free(reply)
+        self.sent = self.seen = 0
+        app.installNativeEventFilter(self)
+
+    def nativeEventFilter(self, event_type, message):  # noqa: N802 (Qt API)
+        if bytes(event_type) == b"xcb_generic_event_t":
+            p = int(message)
+            if ctypes.c_uint8.from_address(p).value & 0x7F == XCB_CLIENT_MESSAGE \
+                    and ctypes.c_uint32.from_address(p + 8).value == self._atom:
+                self.seen = max(self.seen, ctypes.c_uint32.from_address(p + 12).value)
+                return True, 0
+        return False, 0
+
+    def pass_through(self) -> None:
+        """Process events until the fence sent now has come back (every earlier X event handled)."""
+        self.sent += 1
+        window = int(self._window.winId())
+        # xcb_client_message_event_t: type, format 32, sequence, window, message type, data32[5]
+        ev = struct.pack("<BBHII5I", XCB_CLIENT_MESSAGE, 32, 0, window, self._atom, self.sent, 0, 0, 0, 0)
+        self._xcb.xcb_send_event(self._conn, 0, window, 0, ev)
+        self._xcb.xcb_flush(self._conn)
+        deadline = time.monotonic() + FENCE_TIMEOUT_S
+        while self.seen < self.sent:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"input fence {self.sent} did not come back within {FENCE_TIMEOUT_S} s")
+            self._app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
 
 
 class NoAnimationStyle(QtWidgets.QProxyStyle):

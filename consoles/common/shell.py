@@ -87,6 +87,7 @@ class ConsoleShell:
         self.benchmark_mode = bool(args.control)
         self.app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
         self.dblclick = determinism.configure_application(self.app, self.benchmark_mode)
+        self.fence: determinism.InputFence | None = None  # made at the first settle (the window exists)
         viewport_module.MOTION_DELIVERY["mode"] = "settle" if self.benchmark_mode else "timer"
         self.clock = SimClock()
         self.width, self.height = width, height
@@ -174,7 +175,10 @@ class ConsoleShell:
     def cmd_settle(self, advance: float = 0.0) -> dict[str, Any]:
         viewports = self.controller.viewports() if self.controller is not None else []
         frames_before = [vp.frames_rendered for vp in viewports]
-        QtGui.QGuiApplication.sync()  # deliver every X event the runner injected before asking
+        # deliver every X event the runner injected before asking (it waited for the X server)
+        if self.fence is None:
+            self.fence = determinism.InputFence(self.app, self.window)
+        self.fence.pass_through()
         self._process_all()
         for vp in viewports:
             vp.flush_pending_motion()
