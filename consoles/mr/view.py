@@ -81,6 +81,7 @@ class MRConsoleView(ConsoleViewBase):
         # the last ROI measured on a map (also drawn beside it on the viewport)
         self.roi_readout = self._name("roi_readout", QtWidgets.QLabel())
         self.roi_readout.setFixedHeight(30)
+        self.roi_readout.setFixedWidth(300)  # the message's room must not depend on the read-out (reset in place)
         self.roi_readout.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         msg_row.addWidget(self.roi_readout)
         outer.addLayout(msg_row)
@@ -473,7 +474,10 @@ class MRConsoleView(ConsoleViewBase):
         last = m.rois[-1] if m.rois else None
         text = "" if last is None else f"{mapping.KIND_TITLE[last.kind]} {last.text()}"
         if self.roi_readout.text() != text:
-            self.roi_readout.setText(text)
+            if text:
+                self.roi_readout.setText(text)
+            else:
+                self.roi_readout.clear()
 
     def _refresh_card(self) -> None:
         self.card_panel.refresh()
@@ -694,7 +698,7 @@ class MRConsoleView(ConsoleViewBase):
     def state(self) -> dict[str, Any]:
         s = self.model.state()
         s["ui"] = {"card_tab": TABS[self.card_panel.tab], "menu_open": self.menu.isVisible(),
-                   "renaming": self._rename_uid}
+                   "renaming": self._rename_uid, "roi_readout": self.roi_readout.text()}
         return s
 
     def _extra_targets(self) -> dict[str, list[int]]:
