@@ -12,6 +12,7 @@ actions on the widgets the MR console exports (names listed in `next_action`). T
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from runner.agents.reference.common import Op, centre, click, wait
@@ -229,6 +230,11 @@ class MRPlanner(PlanningPolicy):
 # ---- the GUI layer: one JSON action per step ----------------------------------------------------------
 MENU = {"repeat": "repeat", "skip": "skip", "delete": "delete", "rename": "rename"}
 TABS = {"trigger": "tab_physio", "main": "tab_geometry", "shim_mode": "tab_geometry"}
+CHOICE_PARAMS = ("trigger", "main", "shim_mode")
+# GUI planning: residuals a whole-pixel drag cannot resolve are typed into the geometry fields
+GUI_DRAG_RESOLUTION = (1.0, 2.0)  # deg, mm
+MAX_DRAGS = 16  # drags on one episode before the solver types whatever geometry is left
+MAX_TURN_PER_DRAG_DEG = 60.0  # a larger turn is split (the grip stays on screen)
 
 
 class MRReferenceSolver(MRPlanner):
@@ -242,6 +248,8 @@ class MRReferenceSolver(MRPlanner):
 
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
         super().__init__(card, subject, oracle)
+        self.drag_resolution = GUI_DRAG_RESOLUTION
+        self._drags = 0
         self.control = None
         # later steps of one operation: a widget to click (resolved when the step runs, since menus and
         # editors only exist once opened) or a ready JSON action
@@ -294,8 +302,12 @@ class MRReferenceSolver(MRPlanner):
             return click(geo["go"])
         if op.name == "set_param":
             name, value = a["name"], a["value"]
-            self._pending = [("click", f"{name}:{value}")]
-            return click(geo[TABS[name]])
+            if name in CHOICE_PARAMS:
+                self._pending = [("click", f"{name}:{value}")]
+                return click(geo[TABS[name]])
+            return self._type_field(name, value)
+        if op.name in ("rotate_group", "translate_group", "move_shim", "drag_grip"):
+            return self._drag_on_viewport(g, st, op)
         if op.name == "activate_viewport":
             # near the lower left corner: the centre may hold the open row's planning graphics, which a
             # press could pick up
@@ -312,3 +324,66 @@ class MRReferenceSolver(MRPlanner):
             tx, ty = centre(geo[f"viewport{a['viewport'] + 1}"])
             return json.dumps({"action": "drag", "x": x, "y": y, "to_x": tx, "to_y": ty})
         raise ValueError(f"the MR reference solver has no GUI action for operation {op.name!r}")
+
+    # ---- typed fields and drags on the viewports (geometry planning) --------------------------------------
+    def _type_field(self, name: str, value: float) -> str:
+        """A numeric field of the parameter card: its tab, the field, select all, type, Enter."""
+        from consoles.mr.model import CARD
+
+        tab = next(t for t, names in CARD.items() if name in names)
+        text = f"{value:.1f}" if isinstance(value, float) and not float(value).is_integer() else f"{value:g}"
+        self._pending = [("click", f"{name}_field"), ("json", json.dumps({"action": "key", "key": "ctrl+a"})),
+                         ("json", json.dumps({"action": "type", "text": text})),
+                         ("json", json.dumps({"action": "key", "key": "Enter"}))]
+        return click(self._geo[f"tab_{tab.lower()}"])
+
+    def _fallback_to_typing(self, g, st) -> str:
+        """A handle is not on show (or drags do not converge): type what is left, planned afresh."""
+        self.drag_resolution = (180.0, 1.0e4)
+        op = self.next_op(st)
+        if op.name in ("rotate_group", "translate_group", "move_shim", "drag_grip"):
+            raise ValueError(f"the MR reference solver cannot perform {op} without its handle")
+        if op.name == "set_param":
+            return self._type_field(op.args["name"], op.args["value"]) if op.args["name"] not in CHOICE_PARAMS \
+                else self._choice(op.args["name"], op.args["value"])
+        raise ValueError(f"the MR reference solver expected a typed correction, the plan says {op}")
+
+    def _choice(self, name: str, value: str) -> str:
+        self._pending = [("click", f"{name}:{value}")]
+        return click(self._geo[TABS[name]])
+
+    def _drag_on_viewport(self, g: dict[str, Any], st: dict[str, Any], op: Op) -> str:
+        """One planning drag on viewport op.args["viewport"] (0-based): the grip's exported screen position,
+        the plane mm -> pixel transform (x = ax*u + bx, y = ay*v + by), whole-pixel release point."""
+        a = op.args
+        vp = f"viewport{a['viewport'] + 1}"
+        handles = g["viewports"].get(vp, {}).get("handles", {})
+        t = g["transforms"][vp]
+        grip = {"rotate_group": "rotate", "translate_group": "centre", "move_shim": "shim_centre"}.get(op.name, a.get("name"))
+        self._drags += 1
+        if grip not in handles or (op.name == "rotate_group" and "centre" not in handles) or \
+                (self._drags > MAX_DRAGS and op.name != "move_shim" and op.name != "drag_grip"):
+            return self._fallback_to_typing(g, st)
+        x, y = int(round(handles[grip]["x"])), int(round(handles[grip]["y"]))
+        if op.name == "rotate_group":
+            cx, cy = handles["centre"]["x"], handles["centre"]["y"]
+            deg = max(-MAX_TURN_PER_DRAG_DEG, min(MAX_TURN_PER_DRAG_DEG, float(a["deg"])))
+            r = math.radians(deg)  # counter-clockwise on screen (y down)
+            rx, ry = x - cx, y - cy
+            x2, y2 = cx + rx * math.cos(r) + ry * math.sin(r), cy - rx * math.sin(r) + ry * math.cos(r)
+        elif op.name in ("translate_group", "move_shim"):
+            x2, y2 = x + t["ax"] * a["du"], y + t["ay"] * a["dv"]
+        else:  # drag_grip: outwards along the grip's on-screen axis (consoles.mr.model.plan_grips)
+            from consoles.mr.model import plan_grips
+            from consoles.mr.row_params import RowParams
+            from rendering.geometry import PlanePose
+
+            row = next(r for r in st["queue"] if r["uid"] == st["open_row"])
+            pose = PlanePose.from_dict(g["viewports"][vp]["pose"])
+            gr = next(q for q in plan_grips(RowParams.from_dict(row["params"]), pose, t["ax"]) if q.name == grip)
+            x2 = x + t["ax"] * a["amount_mm"] * gr.axis[0]
+            y2 = y + t["ay"] * a["amount_mm"] * gr.axis[1]
+        rx0, ry0, rw, rh = g["viewports"][vp]["rect"]  # the release stays on the viewport
+        x2 = min(max(x2, rx0 + 2), rx0 + rw - 3)
+        y2 = min(max(y2, ry0 + 2), ry0 + rh - 3)
+        return json.dumps({"action": "drag", "x": x, "y": y, "to_x": int(round(x2)), "to_y": int(round(y2))})
