@@ -8,7 +8,7 @@ Builds the console exactly as `python -m consoles.<modality>` does (same style, 
 font), shows it, and for each NumberField sets the minimum, the maximum and the model's own value,
 enabled and disabled, grabbing the field each time. Named read-out labels are grabbed as they are.
 Writes DIR/*.png and DIR/manifest.json: [{"file", "widget", "kind", "expected"}].
-MR also puts a double-oblique row on the scanner (the header's status counts down) and grabs every
+MR also acquires a T1 map with an ROI into viewport 4 (colour bar labels, ROI read-out), puts a double-oblique row on the scanner (the header's status counts down) and grabs every
 exam-queue row, the orientation read-out, the viewports' caption lines and plan info (kind "text": the words must read back, spaces aside); viewport
 text is drawn by VTK, so those crops come from a screen capture, as an agent sees them.
 `--legacy-spinbox` renders the field the console used before (QDoubleSpinBox without buttons
@@ -27,7 +27,8 @@ from pathlib import Path
 LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24; border: 1px solid #6b7380; "
                      "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
 READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time",
-                  "frame_rate", "image_info", "caliper_readout", "frequency_readout", "orientation_readout")
+                  "frame_rate", "image_info", "caliper_readout", "frequency_readout", "orientation_readout",
+                  "roi_readout")
 
 
 def _plain(text: str) -> str:
@@ -61,6 +62,12 @@ def _mr_busy_state(view, app) -> None:
     m = view.model
     m.go()
     view.on_clock(0.0, 20.0)
+    # a T1 map in viewport 4 with an ROI: its colour bar's labels and the ROI read-out are read back
+    view._do(m.open, m.add_protocol("t1_map_molli"))
+    view._do(m.go)
+    view.on_clock(20.0, 40.0)
+    view._do(m.load_series, 3, m.series[-1].uid, 0)
+    view._do(m.measure_roi, 3, (0.0, 0.0), (15.0, 12.0))
     m.open(m.rows[2].uid)
     # the widest geometry a plan shows: a double oblique with both tilts negative, the in-plane
     # rotation three digits and negative (orientation read-out, fields, plan info on the images)
@@ -68,7 +75,7 @@ def _mr_busy_state(view, app) -> None:
                         ("pos_lr_mm", -123.4), ("n_slices", 12)):
         m.set_param(name, value)
     m.go()
-    view.on_clock(20.0, 25.0)
+    view.on_clock(40.0, 45.0)
     _settle(app)
 
 
@@ -83,8 +90,10 @@ def probe_mr_screen(view, out: Path) -> list[dict]:
             manifest.append({"file": name, "widget": f"queue_row:{row.uid}", "kind": "text",
                              "expected": [q.item(r, c).text()]})
     def wanted(vp, label: str):
-        if label.startswith("plan_info"):  # slices, slab and FOV over the images
+        if label.startswith("plan_info") or label == "roi_readout":  # plan over the images, ROI on a map
             return [actor_text(vp, label)]
+        if label.startswith("colorbar."):  # a map's colour bar: range ends in ms and its title
+            return [vp._color_bar_texts[label].GetInput()]
         if not label.startswith("caption") or label == "caption2":  # one-letter orientation: too short
             return None
         return [m.viewport_caption(int(vp.name[-1]) - 1)[int(label[-1])]]
