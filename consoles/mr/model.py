@@ -56,6 +56,7 @@ DEFAULT_HEART_RATE_BPM = (60.0, 80.0)
 LOCALIZER_SHORT = {"sagittal": "sag", "coronal": "cor", "transverse": "tra"}
 CLIP_MARGIN_MM = 15.0  # a prior series fitted to organs (cover_labels) leaves this much around them
 DEFAULT_CLIP_MM = (18.0, 30.0)
+FAULT_SLAB_SHARE = 0.6  # a seeded slab fault leaves a slab of this share of the organs' A/P extent
 SHIM_GRIP_OFFSET_PX = 20.0  # the shim box's move grip, up-left of its centre (off the group's centre grip)
 
 
@@ -403,16 +404,19 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
 
     def _apply_coverage_fault(self, row: QueueRow, prefixes: list[str]) -> None:
         """Spoil one numeric parameter of a row fitted to organs (self.coverage_fault), so its slab or FOV
-        clips them: half the slices, half the slice thickness, or an F/H FOV 60 mm short of the organs."""
+        clips them: too few slices or too thin slices for a slab of about 60 % of the organs' A/P extent, or an
+        F/H FOV 60 mm short of the organs."""
         p = row.params
         name = self.coverage_fault
         before = getattr(p, name)
+        lo, hi = self._label_box(prefixes)
+        slab = FAULT_SLAB_SHARE * float(hi[1] - lo[1])
         if name == "n_slices":
-            p.n_slices = max(2, int(round(p.n_slices * 0.5)))
+            p.n_slices = max(2, int(math.floor((slab + p.gap_mm) / (p.thickness_mm + p.gap_mm))))
         elif name == "thickness_mm":
-            p.thickness_mm = max(2.0, round(p.thickness_mm * 0.5 * 2.0) / 2.0)
+            t = (slab - (p.n_slices - 1) * p.gap_mm) / p.n_slices
+            p.thickness_mm = max(PARAM["thickness_mm"].lo, math.floor(2.0 * t) / 2.0)
         else:  # fov_phase_mm: the phase direction of a coronal group is F/H
-            lo, hi = self._label_box(prefixes)
             p.fov_phase_mm = float(max(PARAM["fov_phase_mm"].lo, 10.0 * math.floor((hi[2] - lo[2] - 60.0) / 10.0)))
         self.seeded.update({"coverage_fault": name, "coverage_fault_row": row.uid,
                             "coverage_fault_from": before, "coverage_fault_to": getattr(p, name)})

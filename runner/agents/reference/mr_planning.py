@@ -100,8 +100,8 @@ class PlanningPolicy:
     """Mixed into MRPlanner (runner/agents/reference/mr.py): one `_<kind>` method per planning kind.
 
     `drag_resolution` = (deg, mm): residuals below this are left to typed fields (the GUI's drags land on
-    whole pixels); (0, 0) plans drags only (headless). `target_offset` perturbs the long-axis targets
-    (tests: a plane rotated or shifted on purpose)."""
+    whole pixels); (0, 0) plans drags only (headless). `target_tilt_deg` / `target_shift_mm` perturb the
+    cardiac targets (tests: a plane rotated or shifted on purpose; the short axis is only tilted)."""
 
     drag_resolution: tuple[float, float] = (0.0, 0.0)
     target_tilt_deg: float = 0.0
@@ -127,7 +127,9 @@ class PlanningPolicy:
             base, apex = orc.lv_long_axis
             axis = _unit(apex - base)
             lo, hi = self.sax_span()
-            return axis, base + axis * (lo + hi) / 2.0
+            if self.target_tilt_deg:  # perturbed on purpose (tests)
+                axis = rot(axis, _unit(orc.reference_planes["sax"]["row"]), self.target_tilt_deg)
+            return axis, base + _unit(apex - base) * (lo + hi) / 2.0
         ref = orc.reference_planes[view]
         n, c = _unit(ref["normal"]), np.asarray(ref["centre"], float)
         if self.target_tilt_deg:  # perturbed on purpose (tests): turned about the plane's long-axis row
