@@ -87,6 +87,17 @@ def warnings(p: "RowParams", protocol: "MRProtocol", heart_rate_bpm: float | Non
     return out
 
 
+def offset_shim(p: "RowParams", offset_mm: Any, size_mm: Any) -> None:
+    """Put the row's shim box (adjust volume) `offset_mm` = (read, phase, slice) mm from the slice centre
+    along the group's axes, with `size_mm` (read, phase, slice): how a task stages a shim off the heart
+    (the console's own moves go through MRModel.set_shim_centre / set_shim_size)."""
+    pose = p.pose()
+    o = np.asarray(offset_mm, float).reshape(3)
+    c = np.asarray(pose.centre, float) + o[0] * pose.u + o[1] * pose.v + o[2] * pose.normal
+    p.shim_centre_mm = tuple(round(float(x), 3) + 0.0 for x in c)
+    p.shim_size_mm = tuple(round(max(10.0, min(500.0, float(x))), 1) for x in np.asarray(size_mm, float).reshape(3))
+
+
 def default_params(protocol: "MRProtocol", seq: SequenceParams) -> dict[str, Any]:
     """RowParams overrides of a mapping protocol: its scheme and the mapping readout's TR / TE / flip."""
     ro = {"t1": mm.MOLLI_READOUT, "t2": mm.T2PREP_READOUT}[protocol.map_kind]

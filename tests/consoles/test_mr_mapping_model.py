@@ -200,3 +200,13 @@ def test_same_seed_same_map_and_dump(orc):
     a.open(a.repeat(a.rows[1].uid))  # a repeated row (a new series) gets new noise
     sc = _acquire(a)
     assert not np.array_equal(sa.data.result.map_ms, sc.data.result.map_ms)
+
+
+def test_offset_shim_stages_the_box_along_the_group_axes(orc):
+    m = _model(orc)
+    p = m.open_row.params
+    mapping.offset_shim(p, (110.0, -20.0, 0.0), (100.0, 100.0, 60.0))
+    pose = p.pose()
+    box = p.shim_box()
+    assert box["centre"] == pytest.approx(list(pose.centre + 110.0 * pose.u - 20.0 * pose.v), abs=1e-3)
+    assert box["size_mm"] == [100.0, 100.0, 60.0] and box["follows_slab"] is False
