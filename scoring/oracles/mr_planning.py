@@ -142,8 +142,9 @@ def slab_extent(series: dict[str, Any]) -> tuple[float, float]:
 
 def renal_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
     """Each kidney's coverage by slab and FOV and the slab's excess along its normal."""
-    cov = {k: round(series_coverage(series, oracle.organ_voxels_mm(k)), 4) for k in KIDNEYS}
-    pts = np.concatenate([oracle.organ_voxels_mm(k) for k in KIDNEYS])
+    organs = {k: oracle.organ_voxels_mm(k) for k in KIDNEYS}
+    cov = {k: round(series_coverage(series, organs[k]), 4) for k in KIDNEYS}
+    pts = np.concatenate(list(organs.values()))
     c0 = np.asarray(series["images"][0]["centre_mm"], float)
     n = _axes(series)[2]
     s = (pts - c0) @ n

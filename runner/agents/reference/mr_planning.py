@@ -290,9 +290,16 @@ class PlanningPolicy:
     _sax_stack = _long_axis
 
     # renal
+    def organ_points(self, name: str) -> np.ndarray:
+        """An organ's voxel centres (subject mm), read once per planner (the anatomy never changes)."""
+        cache = self.__dict__.setdefault("_organ_points", {})
+        if name not in cache:
+            cache[name] = self.oracle.organ_voxels_mm(name)
+        return cache[name]
+
     def kidney_box(self) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) voxel-edge corners of both kidneys (subject mm)."""
-        pts = np.concatenate([self.oracle.organ_voxels_mm(k) for k in KIDNEYS])
+        pts = np.concatenate([self.organ_points(k) for k in KIDNEYS])
         return pts.min(axis=0) - 1.0, pts.max(axis=0) + 1.0
 
     def renal_numbers(self, p: dict[str, Any]) -> dict[str, float]:
@@ -364,7 +371,7 @@ class PlanningPolicy:
 
         pose = RowParams.from_dict(p).pose()
         axes = np.stack([pose.u, pose.v, pose.normal])
-        pts = self.oracle.organ_voxels_mm("heart") @ axes.T
+        pts = self.organ_points("heart") @ axes.T
         lo, hi = pts.min(axis=0) - 1.0, pts.max(axis=0) + 1.0
         return ((lo + hi) / 2.0) @ axes, hi - lo + 2.0 * SHIM_MARGIN_MM
 
