@@ -24,6 +24,11 @@
   hidden truth (ECG signal, scanner busy, prior series clipped, clinical indication, localizer order)
   balanced over the seeds of a subject (balanced_choice). The dump's "start" records the queue and viewer
   as the session began, so oracles can tell what the agent changed.
+- Planning tasks' seeded starts: a row flagged `plan_error` has its geometry tilted (plan_tilt_deg) and shifted
+  (plan_shift_mm) in seeded directions (a pending plan to correct, or an acquired plane with its error); a row
+  fitted to organs (`cover_labels`, acquired or pending) may get a `coverage_fault` (too few or too thin
+  slices, an F/H FOV too short), or be clipped (`prior_clipped`, from the card or drawn). What was seeded is
+  in the dump's start["seeded"] for the oracles; never shown.
 - Patient: positioned with the exam's landmark at the isocentre (protocols.LANDMARK_Z_MM plus a
   seeded shift); heart rate seeded per episode, shown while the ECG signal is present.
 """

@@ -1,6 +1,7 @@
 """The MR task registry: per task id, its oracle family, what the oracle checks and the solver's inputs.
 
-Read by the MR oracles (scoring/oracles/mr.py) and the MR reference planner (runner/agents/reference/mr.py).
+Read by the MR oracles (scoring/oracles/mr.py; the geometry-planning family in scoring/oracles/mr_planning.py)
+and the MR reference planner (runner/agents/reference/mr.py, mr_planning.py).
 A task names its targets by clinical identity (a protocol, a localizer plane), never by queue position or
 row name: both are seeded per episode. Thresholds are judged from the task's clinical meaning (how soon
 "promptly" is, what "both kidneys covered" means), not from the reference solver's behaviour.

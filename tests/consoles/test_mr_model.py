@@ -605,3 +605,41 @@ def test_cover_labels_fits_or_clips_a_prior_coronal_series(rt):
         seen.add(m.prior_clipped)
         assert m.state()["start"]["prior_clipped"] == m.prior_clipped
     assert seen == {False, True}
+
+
+# ---- planning tasks' seeded initial state --------------------------------------------------------------
+def test_plan_error_tilts_and_shifts_a_row_by_the_drawn_amounts(rt):
+    queue = [_loc("done"), {"protocol": "cine_2ch", "plan_error": True}, {"protocol": "cine_4ch"}]
+    m = _model(rt, queue, perturbations={"plan_tilt_deg": [12, 12], "plan_shift_mm": [9, 9]})
+    plain = _model(rt, queue[:1] + [{"protocol": "cine_2ch"}, {"protocol": "cine_4ch"}])
+    a, b = m.rows[1].params, plain.rows[1].params
+    turned = np.degrees(np.arccos(min(1.0, abs(float(a.normal() @ b.normal())))))
+    assert turned == pytest.approx(12.0, abs=0.01)
+    assert np.linalg.norm(np.subtract(a.centre_mm, b.centre_mm)) == pytest.approx(9.0, abs=0.01)
+    assert m.rows[2].params == plain.rows[2].params  # only the flagged row
+    assert m.state()["start"]["seeded"]["plan_errors"] == {"2": {"tilt_deg": 12.0, "shift_mm": 9.0}}
+    other = _model(rt, queue, seed=1, perturbations={"plan_tilt_deg": [12, 12], "plan_shift_mm": [9, 9]})
+    assert other.rows[1].params.normal().tolist() != a.normal().tolist()  # seeded directions
+
+
+def test_coverage_fault_spoils_the_drawn_parameter_of_a_fitted_pending_row(rt):
+    queue = [_loc("done"), {"protocol": "t2_haste_cor", "cover_labels": ["kidney_"], "coverage_fault": True,
+                            "params": SMALL}]
+    seen = {}
+    for seed in range(3):
+        m = _model(rt, queue, seed=seed, landmark="kidneys",
+                   perturbations={"coverage_fault": ["n_slices", "thickness_mm", "fov_phase_mm"]})
+        s = m.state()["start"]["seeded"]
+        fitted = _model(rt, [_loc("done"), {"protocol": "t2_haste_cor", "cover_labels": ["kidney_"], "params": SMALL}],
+                        landmark="kidneys").rows[1].params
+        assert s["coverage_fault_from"] == getattr(fitted, s["coverage_fault"]) > s["coverage_fault_to"]
+        assert m.rows[1].status == "pending" and m.series[-1].localizer  # nothing acquired for the row
+        seen[s["coverage_fault"]] = seed
+    assert sorted(seen) == ["fov_phase_mm", "n_slices", "thickness_mm"]  # balanced over three seeds
+
+
+def test_prior_clipped_in_the_initial_state_records_the_clipped_end(rt):
+    queue = [_loc("done"), {"protocol": "t2_haste_cor", "status": "done", "cover_labels": ["kidney_"], "params": SMALL}]
+    m = _model(rt, queue, landmark="kidneys", prior_clipped=True)
+    assert m.prior_clipped and m.state()["start"]["seeded"]["prior_clip_end"] in ("upper", "lower")
+    assert "prior_clip_end" not in _model(rt, queue, landmark="kidneys").state()["start"]["seeded"]
