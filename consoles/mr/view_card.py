@@ -146,12 +146,18 @@ class CardPanel:
             self.card_title.setText("<b>No row open</b>")
             _set_text(self.scan_time, "")
             _set_text(self.conflict, "")
+            if self.conflict.styleSheet() != "color: #ff9a8a;":  # as built (a reset in place)
+                self.conflict.setStyleSheet("color: #ff9a8a;")
         else:
             self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
             self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
             found = m.row_conflicts(row)
             warned = mapping.warnings(row.params, row.proto, m.shown_heart_rate())
             _set_text(self.conflict, f"Conflict: {found[0]}" if found else f"Warning: {warned[0]}" if warned else "")
+            # a warning (Go still acquires) in amber, a conflict (Go blocked) in red
+            style = "color: #ffc36a;" if warned and not found else "color: #ff9a8a;"
+            if self.conflict.styleSheet() != style:
+                self.conflict.setStyleSheet(style)
             self.orientation_label.setText(row.params.orientation_text())
             t2 = mapping.mm.T2_SCHEMES.get(row.params.scheme or "")
             self.t2_prep_label.setText(" / ".join(f"{t:.0f}" for t in t2.prep_ms) + " ms" if t2 else "-")
