@@ -87,6 +87,18 @@ def warnings(p: "RowParams", protocol: "MRProtocol", heart_rate_bpm: float | Non
     return out
 
 
+def recommended_timing(p: "RowParams", protocol: "MRProtocol", heart_rate_bpm: float) -> tuple[float, float]:
+    """(trigger delay, acquisition window) ms a radiographer would set for this heart rate: the window one
+    shot long (rounded up to 10 ms), the shot in diastasis ending before the atrial kick
+    (mr_mapping.diastolic_trigger_delay_ms, rounded down to 10 ms). For reference solvers and tests."""
+    import math
+
+    ro = readout(p, protocol.map_kind)
+    window = 10.0 * math.ceil(ro.shot_ms / 10.0)
+    delay = 10.0 * math.floor(mm.diastolic_trigger_delay_ms(float(heart_rate_bpm), ro) / 10.0)
+    return delay, window
+
+
 def offset_shim(p: "RowParams", offset_mm: Any, size_mm: Any) -> None:
     """Put the row's shim box (adjust volume) `offset_mm` = (read, phase, slice) mm from the slice centre
     along the group's axes, with `size_mm` (read, phase, slice): how a task stages a shim off the heart

@@ -3,6 +3,8 @@
 Left: the exam queue (Go / Stop, why Go is blocked) and the protocol library. Centre: the viewer
 (1, 2 or 4 viewports, graphics mode, shim box) over the series list. Right: the parameter card of
 the open row. Every user action goes through `_do(model.method, ...)`; the model refuses in words.
+T1/T2 maps (consoles.mr.mapping) show in their colour table with a colour bar in ms; the "ROI tool"
+button (bottom right, beside the "roi_readout" label) turns a left drag on a map into an ellipse ROI.
 """
 from __future__ import annotations
 

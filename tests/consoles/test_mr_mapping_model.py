@@ -210,3 +210,15 @@ def test_offset_shim_stages_the_box_along_the_group_axes(orc):
     box = p.shim_box()
     assert box["centre"] == pytest.approx(list(pose.centre + 110.0 * pose.u - 20.0 * pose.v), abs=1e-3)
     assert box["size_mm"] == [100.0, 100.0, 60.0] and box["follows_slab"] is False
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_recommended_timing_fits_the_rr_and_leaves_no_motion(orc, seed):
+    m = _model(orc, seed=seed)
+    row = m.open_row
+    delay, window = mapping.recommended_timing(row.params, row.proto, m.heart_rate_bpm)
+    m.set_param("trigger_delay_ms", delay)
+    m.set_param("acq_window_ms", window)
+    assert m.can_go() and m.state()["queue"][1]["warnings"] == []
+    rec = _acquire(m).data.record
+    assert rec["causes"] == [] and rec["motion_range_mm"] < 1.0 and rec["window_fits_rr"]
