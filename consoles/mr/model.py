@@ -62,6 +62,7 @@ LOCALIZER_SHORT = {"sagittal": "sag", "coronal": "cor", "transverse": "tra"}
 CLIP_MARGIN_MM = 15.0  # a prior series fitted to organs (cover_labels) leaves this much around them
 DEFAULT_CLIP_MM = (18.0, 30.0)
 FAULT_SLAB_SHARE = 0.6  # a seeded slab fault leaves a slab of this share of the organs' A/P extent
+_LABEL_BOXES: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = {}  # (subject, prefixes) -> box
 SHIM_GRIP_OFFSET_PX = 20.0  # the shim box's move grip, up-left of its centre (off the group's centre grip)
 
 
@@ -377,7 +378,14 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
 
     def _label_box(self, prefixes: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(min, max) subject mm corners of the voxels whose label name starts with any prefix (the
-        simulator's own anatomy, as the CT console fits its prior exam)."""
+        simulator's own anatomy, as the CT console fits its prior exam); memoised per subject."""
+        key = (self.subject.id, tuple(prefixes))
+        if key not in _LABEL_BOXES:
+            _LABEL_BOXES[key] = self._label_box_uncached(prefixes)
+        lo, hi = _LABEL_BOXES[key]
+        return lo.copy(), hi.copy()
+
+    def _label_box_uncached(self, prefixes: list[str]) -> tuple[np.ndarray, np.ndarray]:
         ids = [k for k, n in self.subject.label_names.items() if any(n.startswith(p) for p in prefixes)]
         self._require(bool(ids), f"no labels named {prefixes}")
         k, j, i = np.nonzero(np.isin(self.subject.labels, ids))

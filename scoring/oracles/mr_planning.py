@@ -57,6 +57,17 @@ def stage_names(task: MRTask) -> list[str]:
 
 
 # ---- measures (shared with the reference planner and the tests) ---------------------------------------
+def organ_points(oracle, name: str) -> np.ndarray:
+    """An organ's voxel centres (subject mm), computed once per oracle object (the anatomy never changes;
+    the cohort sweep scores thousands of episodes on a few oracles)."""
+    cache = oracle.__dict__.setdefault("_organ_points_cache", {})
+    if name not in cache:
+        pts = oracle.organ_voxels_mm(name)
+        pts.setflags(write=False)
+        cache[name] = pts
+    return cache[name]
+
+
 def aq_term(err: float, tol: float) -> float:
     """Quality of one geometric error: 100 at zero, 50 at the tolerance, a Gaussian in err / tol."""
     if err is None or not math.isfinite(err):
@@ -119,7 +130,7 @@ def sax_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
     base, apex = oracle.lv_long_axis
     axis = (apex - base) / np.linalg.norm(apex - base)
     length = float(np.linalg.norm(apex - base))
-    lv = oracle.organ_voxels_mm("lv")
+    lv = organ_points(oracle, "lv")
     s = (lv - base) @ axis
     lv = lv[(s >= 0.0) & (s <= length)]  # the ventricle from the mitral plane to the apex
     cov = series_coverage(series, lv)
@@ -142,7 +153,7 @@ def slab_extent(series: dict[str, Any]) -> tuple[float, float]:
 
 def renal_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
     """Each kidney's coverage by slab and FOV and the slab's excess along its normal."""
-    organs = {k: oracle.organ_voxels_mm(k) for k in KIDNEYS}
+    organs = {k: organ_points(oracle, k) for k in KIDNEYS}
     cov = {k: round(series_coverage(series, organs[k]), 4) for k in KIDNEYS}
     pts = np.concatenate(list(organs.values()))
     c0 = np.asarray(series["images"][0]["centre_mm"], float)
@@ -160,7 +171,7 @@ def shim_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
     u, v, n = _axes(series)
     c = np.asarray(box["centre"], float)
     half = np.asarray(box["size_mm"], float) / 2.0
-    d = oracle.organ_voxels_mm("heart") - c
+    d = organ_points(oracle, "heart") - c
     inside = (np.abs(d @ u) <= half[0]) & (np.abs(d @ v) <= half[1]) & (np.abs(d @ n) <= half[2])
     vol_box = float(np.prod(2.0 * half)) / 1000.0
     vol_heart = oracle.organ_volume_ml("heart")

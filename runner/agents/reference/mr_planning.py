@@ -292,10 +292,9 @@ class PlanningPolicy:
     # renal
     def organ_points(self, name: str) -> np.ndarray:
         """An organ's voxel centres (subject mm), read once per planner (the anatomy never changes)."""
-        cache = self.__dict__.setdefault("_organ_points", {})
-        if name not in cache:
-            cache[name] = self.oracle.organ_voxels_mm(name)
-        return cache[name]
+        from scoring.oracles.mr_planning import organ_points
+
+        return organ_points(self.oracle, name)
 
     def kidney_box(self) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) voxel-edge corners of both kidneys (subject mm)."""
