@@ -69,14 +69,15 @@ SAX_MAX_BASAL_ATRIAL_MM = 10.0
 RENAL_MAX_SLAB_EXCESS_MM = 60.0
 RENAL_NUMERIC_PARAMETERS = ("n_slices", "thickness_mm", "fov_phase_mm", "fov_read_mm", "gap_mm")
 # Shim box: the heart's voxels inside the adjust volume (a stray voxel at a 2 mm grid edge allowed), and
-# the box volume at most this many times the heart's volume. The heart is far from box-shaped: the box
-# that just touches it on the group's axes is already about 3.5x its volume on the cohort, 1 cm margins on
-# every face (what a radiographer leaves for motion) give about 5.5x, 1.5 cm about 7x; the slab-sized
-# default of a cine stack is over 15x, shimming over lung and liver. AQ is full up to 5x (SHIM_FULL_AQ_RATIO)
-# and 50 at the limit.
+# the box volume at most this many times the heart's volume. The heart is far from box-shaped and its
+# shape varies: on the cohort (box on the short-axis group's axes) the box that just touches the heart is
+# 2.8-4.0x its volume, 1 cm margins on every face (what a radiographer leaves for motion) 4.8-6.7x (median
+# 5.3), 1.5 cm 5.9-8.5x, 2 cm 7.2-10.4x (median 8.2); the slab-sized default of a cine stack is 16-31x,
+# shimming over lung and liver. So 8x passes 1 cm margins on every heart and fails 2 cm margins on most.
+# AQ is full up to 6x (SHIM_FULL_AQ_RATIO) and 50 at the limit.
 SHIM_MIN_HEART_INSIDE = 0.99
-SHIM_MAX_VOLUME_RATIO = 7.0
-SHIM_FULL_AQ_RATIO = 5.0
+SHIM_MAX_VOLUME_RATIO = 8.0
+SHIM_FULL_AQ_RATIO = 6.0
 # AQ of a geometric error: 100 at zero, 50 at the tolerance, falling as a Gaussian of err / tolerance.
 
 # ---- clinical questions of mr_select_sequence_v1 -> the protocol that answers each -----------------
