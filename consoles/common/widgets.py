@@ -1,9 +1,11 @@
-"""Small Qt building blocks shared by the consoles (buttons, numeric fields, headers)."""
+"""Small Qt building blocks shared by the consoles (buttons, numeric fields, headers, choice rows,
+image thumbnails)."""
 from __future__ import annotations
 
 import math
 from typing import Any, Callable, Sequence, Union
 
+import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common.numeric import format_number, parse_number
@@ -212,3 +214,63 @@ QProgressBar::chunk { background: #2e7dc8; }
 #header { background: #1f2329; border-bottom: 1px solid #555c66; }
 #message { background: #1c1f24; border: 1px solid #555c66; padding: 6px; color: #ffd479; }
 """
+
+
+THUMB_PX = 56  # thumbnails in series lists and exam strips
+
+
+def thumbnail(pixels: np.ndarray, hi: float, size: int = THUMB_PX) -> QtGui.QPixmap:
+    """A greyscale thumbnail of an image (0..hi maps to black..white): block means down to at most
+    `size` pixels, centred on a black square (numpy only: no smoothing that depends on Qt)."""
+    img = np.asarray(pixels, np.float64)
+    f = max(1, math.ceil(max(img.shape) / size))
+    rows, cols = (math.ceil(n / f) * f for n in img.shape)
+    padded = np.zeros((rows, cols))
+    padded[:img.shape[0], :img.shape[1]] = img
+    small = padded.reshape(rows // f, f, cols // f, f).mean(axis=(1, 3))
+    grey = np.clip(np.round(255.0 * small / max(hi, 1e-9)), 0, 255).astype(np.uint8)
+    canvas = np.zeros((size, size), np.uint8)
+    r0, c0 = (size - grey.shape[0]) // 2, (size - grey.shape[1]) // 2
+    canvas[r0:r0 + grey.shape[0], c0:c0 + grey.shape[1]] = grey
+    data = np.ascontiguousarray(canvas)
+    qimg = QtGui.QImage(data.data, size, size, size, QtGui.QImage.Format.Format_Grayscale8).copy()
+    return QtGui.QPixmap.fromImage(qimg)
+
+
+def colour_thumbnail(rgb: np.ndarray, size: int = THUMB_PX) -> QtGui.QPixmap:
+    """A colour thumbnail of an RGB uint8 (rows, cols, 3) image (a map): every f-th pixel (a map's
+    colours must not be averaged into colours it does not have), centred on a black square."""
+    f = max(1, math.ceil(max(rgb.shape[:2]) / size))
+    small = np.ascontiguousarray(rgb[f // 2::f, f // 2::f][:size, :size])
+    canvas = np.zeros((size, size, 3), np.uint8)
+    r0, c0 = (size - small.shape[0]) // 2, (size - small.shape[1]) // 2
+    canvas[r0:r0 + small.shape[0], c0:c0 + small.shape[1]] = small
+    data = np.ascontiguousarray(canvas)
+    qimg = QtGui.QImage(data.data, size, size, 3 * size, QtGui.QImage.Format.Format_RGB888).copy()
+    return QtGui.QPixmap.fromImage(qimg)
+
+
+class ChoiceRow(QtWidgets.QWidget):
+    """A setting chosen from a list, as a row of checkable buttons named "<choice>:<option>"."""
+
+    def __init__(self, name: str, options: tuple[str, ...], labels: dict[str, str],
+                 on_pick: Callable[[str], None]) -> None:
+        super().__init__()
+        self.setObjectName(f"{name}_choice")
+        lay = QtWidgets.QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(4)
+        self.buttons: dict[str, QtWidgets.QPushButton] = {}
+        for opt in options:
+            b = button(labels.get(opt, opt), f"{name}:{opt}", lambda o=opt: on_pick(o))
+            b.setCheckable(True)
+            b.setMinimumHeight(28)
+            b.setStyleSheet("padding: 3px 6px;")
+            self.buttons[opt] = b
+            lay.addWidget(b)
+        lay.addStretch(1)
+
+    def show_value(self, value: str | None, enabled: bool) -> None:
+        for opt, b in self.buttons.items():
+            b.setChecked(opt == value)
+            b.setEnabled(enabled)

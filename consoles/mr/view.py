@@ -22,7 +22,8 @@ from consoles.mr import mapping, planning
 from consoles.mr import view_graphics as graphics
 from consoles.mr.model import MRModel, apply_resize, plan_grips, planning_rotated
 from consoles.mr.view_card import TABS, CardPanel, mss
-from consoles.mr.view_parts import THUMB_PX, HandDrag, RenameField, colour_thumbnail, status_icon, thumbnail
+from consoles.common.widgets import THUMB_PX, colour_thumbnail, thumbnail
+from consoles.mr.view_parts import HandDrag, RenameField, status_icon
 
 ROLE = QtCore.Qt.ItemDataRole.UserRole
 MENU_ENTRIES = (("open", "Open"), ("rename", "Rename"), ("repeat", "Repeat"), ("skip", "Skip"),

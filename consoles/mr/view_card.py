@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtWidgets
 from consoles.common.widgets import button, group
 from consoles.mr import mapping
 from consoles.mr.model import CARD, CHOICES
-from consoles.mr.view_parts import ChoiceRow
+from consoles.common.widgets import ChoiceRow
 
 CHOICE_LABELS = {"trigger": {"none": "None", "ecg": "ECG", "pulse": "Pulse"},
                  "main": {"T": "Tra", "C": "Cor", "S": "Sag"},

@@ -1,5 +1,5 @@
-"""Qt pieces of the MR console view: status icons, thumbnails, the inline rename field, choice rows
-and a hand-made drag (press, move, release) that X-injected input drives the same way every run.
+"""Qt pieces of the MR console view: status icons, the inline rename field and a hand-made drag
+(press, move, release) that X-injected input drives the same way every run.
 
 Qt's QDrag runs its own event loop on X11 (it would block the control socket and depends on timing),
 so drags here are plain mouse events: the source's press arms a drag, motion beyond a few pixels
@@ -7,19 +7,16 @@ starts it (a label follows the pointer), the release drops it on whatever is und
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from consoles.common.widgets import SteadyCaretLineEdit, button
+from consoles.common.widgets import SteadyCaretLineEdit
 
 STATUS_COLORS = {"pending": "#9aa3ae", "running": "#4dabff", "done": "#4fd672", "stopped": "#ff6b5e",
                  "skipped": "#c9a55a"}
 ICON_PX = 14
-THUMB_PX = 56
 DRAG_START_PX = 6  # pointer travel that turns a press into a drag
 
 
@@ -57,37 +54,6 @@ def status_icon(status: str) -> QtGui.QIcon:
     return QtGui.QIcon(pm)
 
 
-def thumbnail(pixels: np.ndarray, hi: float, size: int = THUMB_PX) -> QtGui.QPixmap:
-    """A greyscale thumbnail of an image (0..hi maps to black..white): block means down to at most
-    `size` pixels, centred on a black square (numpy only: no smoothing that depends on Qt)."""
-    img = np.asarray(pixels, np.float64)
-    f = max(1, math.ceil(max(img.shape) / size))
-    rows, cols = (math.ceil(n / f) * f for n in img.shape)
-    padded = np.zeros((rows, cols))
-    padded[:img.shape[0], :img.shape[1]] = img
-    small = padded.reshape(rows // f, f, cols // f, f).mean(axis=(1, 3))
-    grey = np.clip(np.round(255.0 * small / max(hi, 1e-9)), 0, 255).astype(np.uint8)
-    canvas = np.zeros((size, size), np.uint8)
-    r0, c0 = (size - grey.shape[0]) // 2, (size - grey.shape[1]) // 2
-    canvas[r0:r0 + grey.shape[0], c0:c0 + grey.shape[1]] = grey
-    data = np.ascontiguousarray(canvas)
-    qimg = QtGui.QImage(data.data, size, size, size, QtGui.QImage.Format.Format_Grayscale8).copy()
-    return QtGui.QPixmap.fromImage(qimg)
-
-
-def colour_thumbnail(rgb: np.ndarray, size: int = THUMB_PX) -> QtGui.QPixmap:
-    """A colour thumbnail of an RGB uint8 (rows, cols, 3) image (a map): every f-th pixel (a map's
-    colours must not be averaged into colours it does not have), centred on a black square."""
-    f = max(1, math.ceil(max(rgb.shape[:2]) / size))
-    small = np.ascontiguousarray(rgb[f // 2::f, f // 2::f][:size, :size])
-    canvas = np.zeros((size, size, 3), np.uint8)
-    r0, c0 = (size - small.shape[0]) // 2, (size - small.shape[1]) // 2
-    canvas[r0:r0 + small.shape[0], c0:c0 + small.shape[1]] = small
-    data = np.ascontiguousarray(canvas)
-    qimg = QtGui.QImage(data.data, size, size, 3 * size, QtGui.QImage.Format.Format_RGB888).copy()
-    return QtGui.QPixmap.fromImage(qimg)
-
-
 class RenameField(SteadyCaretLineEdit):
     """The inline editor put over a queue row's name: Enter commits, Escape or a click elsewhere cancels."""
 
@@ -110,32 +76,6 @@ class RenameField(SteadyCaretLineEdit):
         super().focusOutEvent(ev)
         if self.isVisible():
             self._on_cancel()
-
-
-class ChoiceRow(QtWidgets.QWidget):
-    """A setting chosen from a list, as a row of checkable buttons named "<choice>:<option>"."""
-
-    def __init__(self, name: str, options: tuple[str, ...], labels: dict[str, str],
-                 on_pick: Callable[[str], None]) -> None:
-        super().__init__()
-        self.setObjectName(f"{name}_choice")
-        lay = QtWidgets.QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(4)
-        self.buttons: dict[str, QtWidgets.QPushButton] = {}
-        for opt in options:
-            b = button(labels.get(opt, opt), f"{name}:{opt}", lambda o=opt: on_pick(o))
-            b.setCheckable(True)
-            b.setMinimumHeight(28)
-            b.setStyleSheet("padding: 3px 6px;")
-            self.buttons[opt] = b
-            lay.addWidget(b)
-        lay.addStretch(1)
-
-    def show_value(self, value: str | None, enabled: bool) -> None:
-        for opt, b in self.buttons.items():
-            b.setChecked(opt == value)
-            b.setEnabled(enabled)
 
 
 @dataclass

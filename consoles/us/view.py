@@ -27,7 +27,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import SteadyCaretLineEdit, button, group
-from consoles.mr.view_parts import ChoiceRow, thumbnail
+from consoles.common.widgets import ChoiceRow, thumbnail
 from consoles.us import view_graphics as graphics
 from consoles.us.model import CHOICES, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, USModel
 from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport
