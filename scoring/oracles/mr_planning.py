@@ -202,10 +202,26 @@ def _first(state: dict[str, Any], kind: str, protocol: str, after: int = -1) -> 
     return None
 
 
+GEOMETRY_FIELDS = ("pos_lr_mm", "pos_ap_mm", "pos_fh_mm", "main", "tilt_a_deg", "tilt_b_deg", "inplane_deg")
+
+
+def _first_typed_geometry(state: dict[str, Any], protocol: str) -> int | None:
+    """The first geometry field typed on a row of the protocol (a plan may be typed instead of dragged)."""
+    for i, e in enumerate(session_events(state)):
+        if e["event"] == "param_changed" and e.get("name") in GEOMETRY_FIELDS and \
+                _protocol_of(state, e.get("row")) == protocol:
+            return i
+    return None
+
+
 def planned_then_acquired(state: dict[str, Any], protocol: str, planned_kinds: tuple[str, ...] = ("geometry_changed",)
                           ) -> tuple[bool, bool]:
-    """(the row's geometry was changed, a row of the protocol was acquired after that change)."""
+    """(the row's geometry was changed -- dragged, or typed into a geometry field -- or, for the kinds given,
+    its parameters; a row of the protocol was acquired after that change)."""
     firsts = [i for i in (_first(state, k, protocol) for k in planned_kinds) if i is not None]
+    if "geometry_changed" in planned_kinds:
+        typed = _first_typed_geometry(state, protocol)
+        firsts += [] if typed is None else [typed]
     if not firsts:
         return False, False
     return True, _first(state, "row_done", protocol, after=min(firsts)) is not None

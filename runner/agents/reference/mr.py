@@ -233,7 +233,7 @@ TABS = {"trigger": "tab_physio", "main": "tab_geometry", "shim_mode": "tab_geome
 CHOICE_PARAMS = ("trigger", "main", "shim_mode")
 # GUI planning: residuals a whole-pixel drag cannot resolve are typed into the geometry fields
 GUI_DRAG_RESOLUTION = (1.0, 2.0)  # deg, mm
-MAX_DRAGS = 16  # drags on one episode before the solver types whatever geometry is left
+MAX_DRAGS = 16  # drags on one row before the solver types whatever geometry is left
 MAX_TURN_PER_DRAG_DEG = 60.0  # a larger turn is split (the grip stays on screen)
 
 
@@ -249,7 +249,8 @@ class MRReferenceSolver(MRPlanner):
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
         super().__init__(card, subject, oracle)
         self.drag_resolution = GUI_DRAG_RESOLUTION
-        self._drags = 0
+        self._drags = 0  # drags on the row being planned (`_drag_row`)
+        self._drag_row: int | None = None
         self.control = None
         # later steps of one operation: a widget to click (resolved when the step runs, since menus and
         # editors only exist once opened) or a ready JSON action
@@ -360,17 +361,30 @@ class MRReferenceSolver(MRPlanner):
         handles = g["viewports"].get(vp, {}).get("handles", {})
         t = g["transforms"][vp]
         grip = {"rotate_group": "rotate", "translate_group": "centre", "move_shim": "shim_centre"}.get(op.name, a.get("name"))
+        if st.get("open_row") != self._drag_row:  # a new row to plan: drags first again
+            self._drag_row, self._drags, self.drag_resolution = st.get("open_row"), 0, GUI_DRAG_RESOLUTION
         self._drags += 1
         if grip not in handles or (op.name == "rotate_group" and "centre" not in handles) or \
                 (self._drags > MAX_DRAGS and op.name != "move_shim" and op.name != "drag_grip"):
             return self._fallback_to_typing(g, st)
         x, y = int(round(handles[grip]["x"])), int(round(handles[grip]["y"]))
+        rx0, ry0, rw, rh = g["viewports"][vp]["rect"]  # the release stays on the viewport
+
+        def inside(px: float, py: float) -> bool:
+            return rx0 + 2 <= px <= rx0 + rw - 3 and ry0 + 2 <= py <= ry0 + rh - 3
+
         if op.name == "rotate_group":
             cx, cy = handles["centre"]["x"], handles["centre"]["y"]
             deg = max(-MAX_TURN_PER_DRAG_DEG, min(MAX_TURN_PER_DRAG_DEG, float(a["deg"])))
             r = math.radians(deg)  # counter-clockwise on screen (y down)
             rx, ry = x - cx, y - cy
-            x2, y2 = cx + rx * math.cos(r) + ry * math.sin(r), cy - rx * math.sin(r) + ry * math.cos(r)
+            dx, dy = rx * math.cos(r) + ry * math.sin(r), -rx * math.sin(r) + ry * math.cos(r)
+            # the angle swept about the pivot is what counts: release nearer the pivot on the same ray when
+            # the grip's own radius would leave the viewport
+            for scale in (1.0, 0.8, 0.6, 0.45, 0.3):
+                x2, y2 = cx + scale * dx, cy + scale * dy
+                if inside(round(x2), round(y2)):
+                    break
         elif op.name in ("translate_group", "move_shim"):
             x2, y2 = x + t["ax"] * a["du"], y + t["ay"] * a["dv"]
         else:  # drag_grip: outwards along the grip's on-screen axis (consoles.mr.model.plan_grips)
@@ -383,7 +397,8 @@ class MRReferenceSolver(MRPlanner):
             gr = next(q for q in plan_grips(RowParams.from_dict(row["params"]), pose, t["ax"]) if q.name == grip)
             x2 = x + t["ax"] * a["amount_mm"] * gr.axis[0]
             y2 = y + t["ay"] * a["amount_mm"] * gr.axis[1]
-        rx0, ry0, rw, rh = g["viewports"][vp]["rect"]  # the release stays on the viewport
-        x2 = min(max(x2, rx0 + 2), rx0 + rw - 3)
-        y2 = min(max(y2, ry0 + 2), ry0 + rh - 3)
-        return json.dumps({"action": "drag", "x": x, "y": y, "to_x": int(round(x2)), "to_y": int(round(y2))})
+        x2 = int(round(min(max(x2, rx0 + 2), rx0 + rw - 3)))
+        y2 = int(round(min(max(y2, ry0 + 2), ry0 + rh - 3)))
+        if (x2, y2) == (x, y):  # less than a pixel: a drag cannot do it, the fields can
+            return self._fallback_to_typing(g, st)
+        return json.dumps({"action": "drag", "x": x, "y": y, "to_x": x2, "to_y": y2})

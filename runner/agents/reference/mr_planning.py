@@ -166,9 +166,11 @@ class PlanningPolicy:
                         best = (abs(sol[0]) + abs(sol[1]), i, j, sol)
             if best is not None:
                 _, i, j, (a1, a2) = best
-                if abs(a1) > 0.05:
+                least = max(0.05, deg_res)  # a smaller turn is left to the fields (a drag cannot resolve it)
+                if abs(a1) > least:
                     return Op("rotate_group", {"viewport": i, "deg": round(a1, 3)})
-                return Op("rotate_group", {"viewport": j, "deg": round(a2, 3)})
+                if abs(a2) > least:
+                    return Op("rotate_group", {"viewport": j, "deg": round(a2, 3)})
             return self.typed_tilt(p, normal)
         d = np.asarray(centre, float) - c
         if np.linalg.norm(d) > POS_EPS_MM:
@@ -190,14 +192,14 @@ class PlanningPolicy:
         main, a, b = tilt_fields(normal)
         if p["main"] != main:
             return Op("set_param", {"name": "main", "value": main})
-        if abs(p["tilt_a_deg"] - a) > 0.05:
+        if round(p["tilt_a_deg"], 1) != round(a, 1):  # the field's precision: 0.1 deg
             return Op("set_param", {"name": "tilt_a_deg", "value": round(a, 1)})
         return Op("set_param", {"name": "tilt_b_deg", "value": round(b, 1)})
 
     @staticmethod
     def typed_position(p: dict[str, Any], centre: np.ndarray) -> Op:
         for k, name in enumerate(("pos_lr_mm", "pos_ap_mm", "pos_fh_mm")):
-            if abs(p["centre_mm"][k] - centre[k]) > 0.05:
+            if round(p["centre_mm"][k], 1) != round(float(centre[k]), 1):  # the field's precision: 0.1 mm
                 return Op("set_param", {"name": name, "value": round(float(centre[k]), 1)})
         return Op("set_param", {"name": "pos_fh_mm", "value": round(float(centre[2]), 1)})
 
