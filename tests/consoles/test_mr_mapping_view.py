@@ -5,17 +5,13 @@ page by scroll; screenshots are byte-identical over two fresh launches and a res
 Screenshots are kept in /tmp/mr_map_shots for a person to look at."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from runner.actions import Action
-from runner.capture import ScreenCapture, encode_png
-from runner.console_process import ConsoleProcess
-from runner.xinput import open_input
-from tests.conftest import require_console
-from tests.consoles.test_mr_view import ROOT, Driver, _on_screen
+from tests.consoles.console_driver import (Driver, assert_same_screenshots, fresh_twice_and_reset, on_screen,
+                                           to_screen, write_card)
 
 pytestmark = pytest.mark.display
 CARD_ID = "mr_mapping_view_probe"
@@ -51,18 +47,8 @@ def card_path(tmp_path_factory, subject_cache) -> str:
               "params": dict(geo, trigger_delay_ms=900, acq_window_ms=500)}]
     layout = {"layout": "2x2", "viewports": [{"series": 2, "image": 1}, {"series": 3, "image": 1},
                                              {"series": 4, "image": 1}, {"series": 2, "image": 2}]}
-    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
-    base.update(id=CARD_ID, modality="mr", title="MR mapping view probe", goal="Probe the MR mapping view.",
-                initial_state={"queue": queue, "layout": layout}, perturbations={}, oracle="none",
-                workflow_stages=[])
-    d = tmp_path_factory.mktemp("mrmapcard") / CARD_ID
-    d.mkdir()
-    (d / "task.json").write_text(json.dumps(base))
-    return str(d / "task.json")
-
-
-def _to_screen(t: dict, u: float, v: float) -> tuple[int, int]:
-    return int(round(t["ax"] * u + t["bx"])), int(round(t["ay"] * v + t["by"]))
+    return write_card(tmp_path_factory.mktemp("mrmapcard"), CARD_ID, "mr", "MR mapping view probe",
+                      "Probe the MR mapping view.", {"queue": queue, "layout": layout})
 
 
 def _script(d: Driver) -> None:
@@ -74,15 +60,15 @@ def _script(d: Driver) -> None:
     d.facts["captions"] = [vp["caption"] for vp in d.con.state()["layout"]["viewports"]]
     d.click("roi_tool")
     d.facts["roi_tool"] = d.con.state()["roi_tool"]
-    t = d.con.geometry()["transforms"]["viewport1"]
-    (x0, y0), (x1, y1) = _to_screen(t, -14.0, 10.0), _to_screen(t, 14.0, -10.0)
+    t = d.transform(1)
+    (x0, y0), (x1, y1) = to_screen(t, -14.0, 10.0), to_screen(t, 14.0, -10.0)
     d.act(Action("drag", x=x0, y=y0, x2=x1, y2=y1), 1.0)
     st = d.con.state()
     d.facts["rois"] = st["rois"]
     d.facts["ui_readout"] = st["ui"]["roi_readout"]
     d.facts["press_release_mm"] = [((x0 - t["bx"]) / t["ax"], (y0 - t["by"]) / t["ay"]),
                                    ((x1 - t["bx"]) / t["ax"], (y1 - t["by"]) / t["ay"])]
-    d.facts["roi_label_on_screen"] = _on_screen(d.geo().get("viewport1.label:roi_readout", [0, 0, 0, 0]))
+    d.facts["roi_label_on_screen"] = on_screen(d.geo().get("viewport1.label:roi_readout", [0, 0, 0, 0]))
     d.shot("view_roi")
     x, y = d.centre("viewport4")
     d.act(Action("scroll", x=x, y=y, clicks=2))  # two source images on
@@ -92,40 +78,10 @@ def _script(d: Driver) -> None:
     d.shot("view_map_1x1")
 
 
-def _run(display, card: str, con: ConsoleProcess | None = None) -> tuple[Driver, ConsoleProcess]:
-    if con is None:
-        con = ConsoleProcess(display, "mr", card, "dev", 0)
-        con.start()
-    else:
-        con.reset(card, "dev", 0)
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
-    try:
-        inp.home(con.hello["window_id"], (1270, 790))
-        con.settle(0.0)
-        d = Driver(con, inp, cap)
-        _script(d)
-    finally:
-        inp.close()
-        cap.close()
-    return d, con
-
-
 @pytest.fixture(scope="module")
-def runs(display, card_path):
-    require_console()
-    first, con = _run(display, card_path)
-    con.stop()
-    second, con = _run(display, card_path)
-    try:
-        reset, _ = _run(display, card_path, con)  # the same console, reset in place
-    finally:
-        con.stop()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, png in first.shots.items():
-        (SHOTS / f"{name}.png").write_bytes(png)
-        if reset.shots.get(name) != png:  # to look at what a reset left behind
-            (SHOTS / f"reset_{name}.png").write_bytes(reset.shots.get(name, b""))
-    return first, second, reset
+def runs(display, card_path) -> tuple[Driver, Driver, Driver]:
+    """The script on two fresh consoles and one reset in place (screenshots kept in SHOTS)."""
+    return fresh_twice_and_reset(display, "mr", card_path, _script, SHOTS)
 
 
 def test_maps_show_with_a_labelled_colour_bar_and_captions(runs):
@@ -152,9 +108,5 @@ def test_roi_drag_reads_the_models_stats(runs):
 
 def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     first, second, reset = runs
-    assert list(first.shots) == list(second.shots) == list(reset.shots)
-    differ = [n for n in first.shots if first.shots[n] != second.shots[n]]
-    assert differ == [], f"two fresh runs differ at {differ}"
-    differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
-    assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
+    assert_same_screenshots(first, second, reset)
     assert first.facts == second.facts == reset.facts

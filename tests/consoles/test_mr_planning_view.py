@@ -8,7 +8,6 @@ viewports among them) end without a crash or hang. Screenshots go to /tmp/mr_pla
 """
 from __future__ import annotations
 
-import json
 import math
 import random
 from pathlib import Path
@@ -17,13 +16,12 @@ import numpy as np
 import pytest
 
 from runner.actions import Action
-from runner.capture import ScreenCapture, encode_png
 from runner.console_process import ConsoleProcess
 from runner.xinput import open_input
 from tests.conftest import require_console
+from tests.consoles.console_driver import Driver, assert_same_screenshots, fresh_twice_and_reset, write_card
 
 pytestmark = pytest.mark.display
-ROOT = Path(__file__).resolve().parents[2]
 CARD_ID = "mr_planning_probe"
 SHOTS = Path("/tmp/mr_plan_shots")
 INITIAL = {
@@ -34,71 +32,23 @@ INITIAL = {
 }
 
 
-def make_card(tmp: Path, initial: dict | None = None, card_id: str = CARD_ID) -> str:
-    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
-    base.update(id=card_id, modality="mr", title="MR planning probe", goal="Probe MR planning.",
-                initial_state=initial or INITIAL, perturbations={}, oracle="none", workflow_stages=[])
-    d = tmp / card_id
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "task.json").write_text(json.dumps(base))
-    return str(d / "task.json")
-
-
 @pytest.fixture(scope="module")
 def card_path(tmp_path_factory) -> str:
-    return make_card(tmp_path_factory.mktemp("mrplan"))
+    """An MR card with the localizer done and the short-axis cine row open, 2x2."""
+    return write_card(tmp_path_factory.mktemp("mrplan"), CARD_ID, "mr", "MR planning probe", "Probe MR planning.",
+                      INITIAL)
 
 
-class Planner:
-    """Acts on one console: handle rects and transforms from the geometry export, X input, settles."""
-
-    def __init__(self, con: ConsoleProcess, inp, cap: ScreenCapture) -> None:
-        self.con, self.inp, self.cap = con, inp, cap
-        self.shots: dict[str, bytes] = {}
-        self.facts: dict[str, object] = {}
-
-    def geo(self) -> dict:
-        return self.con.geometry()
-
-    def handle(self, vp: int, name: str) -> tuple[int, int]:
-        x, y, w, h = self.geo()["geometry"][f"viewport{vp}.handle:{name}"]
-        return x + w // 2, y + h // 2
-
-    def transform(self, vp: int) -> dict[str, float]:
-        return self.geo()["transforms"][f"viewport{vp}"]
-
-    def act(self, action: Action, advance: float = 0.5) -> None:
-        self.inp.perform(action)
-        self.con.settle(advance)
-
-    def drag_handle(self, vp: int, name: str, du_mm: float, dv_mm: float) -> None:
-        """Drag a grip by (du, dv) plane mm of the viewport (pixels from its exported transform)."""
-        t = self.transform(vp)
-        x, y = self.handle(vp, name)
-        self.act(Action("drag", x=x, y=y, x2=int(round(x + t["ax"] * du_mm)), y2=int(round(y + t["ay"] * dv_mm))),
-                 0.5)
-
-    def click(self, name: str) -> None:
-        x, y, w, h = self.geo()["geometry"][name]
-        self.act(Action("click", x=x + w // 2, y=y + h // 2))
-
-    def params(self) -> dict:
-        st = self.con.state()
-        return next(r for r in st["queue"] if r["uid"] == st["open_row"])["params"]
-
-    def shot(self, name: str) -> None:
-        self.shots[name] = encode_png(self.cap.grab_rgb())
-
-
-def _px_mm(p: Planner, vp: int, px: int) -> float:
+def _px_mm(p: Driver, vp: int, px: int) -> float:
     """What a whole-pixel drag moves in plane mm on a viewport."""
     return px / p.transform(vp)["ax"]
 
 
-def _script(p: Planner) -> None:
+def _script(p: Driver) -> None:
+    """The actions; facts the test checks are recorded in p.facts."""
     f = p.facts
     p.shot("stack_on_localizers")
-    g = p.geo()["geometry"]
+    g = p.geo()
     f["handles"] = sorted(k.split(":", 1)[1] for k in g if k.startswith("viewport3.handle:"))
     # centre on the transverse localizer (viewport 3): +10 mm in u -> +10 mm in x (u = patient left)
     t = p.transform(3)
@@ -123,11 +73,11 @@ def _script(p: Planner) -> None:
     p.act(Action("drag", x=x, y=y, x2=int(round(x + t["ax"] * amount * g.axis[0])),
                  y2=int(round(y + t["ay"] * amount * g.axis[1]))))
     f["stack_n"] = (n0, p.params()["n_slices"])
-    hs = p.geo()["viewports"]["viewport1"]["handles"]
+    hs = p.geometry()["viewports"]["viewport1"]["handles"]
     f["geo1_role"] = (hs["stack_hi"]["role"], hs["centre"]["role"], hs["rotate"]["role"])
     # the read edge on the coronal localizer: drag it outwards by 10 screen mm
     g = solver_grip(p, 2, next(n for n in ("fov_read_hi", "fov_read_lo", "fov_phase_hi", "fov_phase_lo")
-                              if f"viewport2.handle:{n}" in p.geo()["geometry"]))
+                              if f"viewport2.handle:{n}" in p.geo()))
     key = f"fov_{g.group_axis}_mm"
     fov0 = p.params()[key]
     p.drag_handle(2, g.name, 10.0 * g.axis[0], 10.0 * g.axis[1])
@@ -170,13 +120,13 @@ def _script(p: Planner) -> None:
     p.shot("shim_moved")
     # double oblique: acquire the 2ch row, show it in viewport 4, plan the SAX stack on it
     p.click("shim_box_toggle")
-    _double_click(p, "queue_row:3")
+    p.double_click("queue_row:3")
     p.click("go")
     p.con.settle(30.0)
-    _drag_names(p, "series_item:2", "viewport4")
-    _double_click(p, "queue_row:2")
+    p.drag("series_item:2", "viewport4")
+    p.double_click("queue_row:2")
     p.shot("sax_on_2ch_before")
-    two_ch = p.geo()["viewports"]["viewport4"]["pose"]
+    two_ch = p.geometry()["viewports"]["viewport4"]["pose"]
     n2 = np.array(two_ch["normal"])
     n_before = np.array(p.params()["normal"])
     x, y = p.handle(4, "rotate")
@@ -193,70 +143,29 @@ def _script(p: Planner) -> None:
     p.shot("sax_on_2ch_rotated")
     # empty image area: a left drag there changes nothing
     before = p.params()
-    vpr = p.geo()["viewports"]["viewport4"]["rect"] if "viewport4" in p.geo()["viewports"] else None
-    x0, y0, w0, h0 = p.geo()["viewports"]["viewport1"]["rect"]
+    vpr = p.geometry()["viewports"]["viewport4"]["rect"] if "viewport4" in p.geometry()["viewports"] else None
+    x0, y0, w0, h0 = p.geometry()["viewports"]["viewport1"]["rect"]
     p.act(Action("drag", x=x0 + 12, y=y0 + h0 - 40, x2=x0 + 60, y2=y0 + h0 - 80))
     f["empty_drag_still"] = p.params() == before
     f["vp4"] = vpr is not None
 
 
-def _double_click(p: Planner, name: str) -> None:
-    x, y, w, h = p.geo()["geometry"][name]
-    p.act(Action("double_click", x=x + w // 2, y=y + h // 2))
-
-
-def _drag_names(p: Planner, src: str, dst: str) -> None:
-    g = p.geo()["geometry"]
-    (x, y, w, h), (x2, y2, w2, h2) = g[src], g[dst]
-    p.act(Action("drag", x=x + w // 2, y=y + h // 2, x2=x2 + w2 // 2, y2=y2 + h2 // 2), 1.0)
-
-
-def solver_grip(p: Planner, vp: int, name: str):
+def solver_grip(p: Driver, vp: int, name: str):
     """A grip as a reference solver finds it: the open row's params from the dump, the viewport's
     plane pose from the geometry export, consoles.mr.model.plan_grips."""
     from consoles.mr.model import plan_grips
     from consoles.mr.row_params import RowParams
     from rendering.geometry import PlanePose
 
-    v = p.geo()["viewports"][f"viewport{vp}"]
+    v = p.geometry()["viewports"][f"viewport{vp}"]
     grips = plan_grips(RowParams.from_dict(p.params()), PlanePose.from_dict(v["pose"]), v["transform"]["ax"])
     return next(g for g in grips if g.name == name)
 
 
-def _run(display, card: str, con: ConsoleProcess | None = None) -> tuple[Planner, ConsoleProcess]:
-    if con is None:
-        con = ConsoleProcess(display, "mr", card, "dev", 0)
-        con.start()
-    else:
-        con.reset(card, "dev", 0)
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
-    try:
-        inp.home(con.hello["window_id"], (1270, 790))
-        con.settle(0.0)
-        p = Planner(con, inp, cap)
-        _script(p)
-    finally:
-        inp.close()
-        cap.close()
-    return p, con
-
-
 @pytest.fixture(scope="module")
-def runs(display, card_path):
-    require_console()
-    first, con = _run(display, card_path)
-    con.stop()
-    second, con = _run(display, card_path)
-    try:
-        reset, _ = _run(display, card_path, con)
-    finally:
-        con.stop()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, png in first.shots.items():
-        (SHOTS / f"{name}.png").write_bytes(png)
-        if reset.shots.get(name) != png:  # to look at what a reset left behind
-            (SHOTS / f"reset_{name}.png").write_bytes(reset.shots.get(name, b""))
-    return first, second, reset
+def runs(display, card_path) -> tuple[Driver, Driver, Driver]:
+    """The script on two fresh consoles and one reset in place (screenshots kept in SHOTS)."""
+    return fresh_twice_and_reset(display, "mr", card_path, _script, SHOTS)
 
 
 def test_every_grip_is_exported(runs):
@@ -295,9 +204,7 @@ def test_planning_on_the_2ch_image_is_double_oblique(runs):
 
 def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     first, second, reset = runs
-    assert list(first.shots) == list(second.shots) == list(reset.shots)
-    assert [n for n in first.shots if first.shots[n] != second.shots[n]] == []
-    assert [n for n in first.shots if first.shots[n] != reset.shots[n]] == []
+    assert_same_screenshots(first, second, reset)
     assert first.facts == second.facts == reset.facts
 
 

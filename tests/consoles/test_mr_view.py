@@ -8,7 +8,6 @@ exported with an on-screen rect.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,11 @@ import pytest
 from runner.actions import Action
 from runner.capture import ScreenCapture, encode_png
 from runner.console_process import ConsoleProcess
-from runner.xinput import open_input
 from tests.conftest import require_console
+from tests.consoles.console_driver import (Driver, assert_same_screenshots, comparable, driving,
+                                           fresh_twice_and_reset, write_card)
 
 pytestmark = pytest.mark.display
-ROOT = Path(__file__).resolve().parents[2]
 CARD_ID = "mr_view_probe"
 SHOTS = Path("/tmp/mr_shots")  # kept for a person to look at
 
@@ -46,57 +45,7 @@ MENU = tuple(f"queue_menu:{k}" for k in ("open", "rename", "repeat", "skip", "de
 @pytest.fixture(scope="module")
 def card_path(tmp_path_factory) -> str:
     """An MR card with an empty initial state (the view's test needs no task of its own)."""
-    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
-    base.update(id=CARD_ID, modality="mr", title="MR view probe", goal="Probe the MR console view.",
-                initial_state={}, perturbations={}, oracle="none", workflow_stages=[])
-    d = tmp_path_factory.mktemp("mrcard") / CARD_ID
-    d.mkdir()
-    (d / "task.json").write_text(json.dumps(base))
-    return str(d / "task.json")
-
-
-def _on_screen(rect: list[int]) -> bool:
-    x, y, w, h = rect
-    return w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= 1280 and y + h <= 800
-
-
-class Driver:
-    """Acts on one console like an agent: named targets from the geometry export, X input, settles."""
-
-    def __init__(self, con: ConsoleProcess, inp, cap: ScreenCapture) -> None:
-        self.con, self.inp, self.cap = con, inp, cap
-        self.shots: dict[str, bytes] = {}
-        self.facts: dict[str, object] = {}
-
-    def geo(self) -> dict[str, list[int]]:
-        return self.con.geometry()["geometry"]
-
-    def centre(self, name: str) -> tuple[int, int]:
-        x, y, w, h = self.geo()[name]
-        return x + w // 2, y + h // 2
-
-    def act(self, action: Action, advance: float = 0.5) -> None:
-        self.inp.perform(action)
-        self.con.settle(advance)
-
-    def click(self, name: str, button: str = "left") -> None:
-        x, y = self.centre(name)
-        self.act(Action("click", x=x, y=y, button=button))
-
-    def double_click(self, name: str) -> None:
-        x, y = self.centre(name)
-        self.act(Action("double_click", x=x, y=y))
-
-    def drag(self, src: str, dst: str) -> None:
-        (x, y), (x2, y2) = self.centre(src), self.centre(dst)
-        self.act(Action("drag", x=x, y=y, x2=x2, y2=y2), 1.0)
-
-    def shot(self, name: str) -> None:
-        self.shots[name] = encode_png(self.cap.grab_rgb())
-
-    def missing(self, names) -> list[str]:
-        g = self.geo()
-        return [n for n in names if n not in g or not _on_screen(g[n])]
+    return write_card(tmp_path_factory.mktemp("mrcard"), CARD_ID, "mr", "MR view probe", "Probe the MR console view.")
 
 
 def _script(d: Driver) -> None:
@@ -170,40 +119,10 @@ def _script(d: Driver) -> None:
     d.facts["end_state"] = {k: v for k, v in d.con.state().items() if k in ("queue", "layout", "open_row")}
 
 
-def _run(display, card: str, con: ConsoleProcess | None = None) -> tuple[Driver, ConsoleProcess]:
-    if con is None:
-        con = ConsoleProcess(display, "mr", card, "dev", 0)
-        con.start()
-    else:
-        con.reset(card, "dev", 0)
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
-    try:
-        inp.home(con.hello["window_id"], (1270, 790))
-        con.settle(0.0)
-        d = Driver(con, inp, cap)
-        _script(d)
-    finally:
-        inp.close()
-        cap.close()
-    return d, con
-
-
 @pytest.fixture(scope="module")
-def runs(display, card_path):
-    require_console()
-    first, con = _run(display, card_path)
-    con.stop()
-    second, con = _run(display, card_path)
-    try:
-        reset, _ = _run(display, card_path, con)  # the same console, reset in place
-    finally:
-        con.stop()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, png in first.shots.items():
-        (SHOTS / f"test_{name}.png").write_bytes(png)
-        if reset.shots.get(name) != png:  # to look at what a reset left behind
-            (SHOTS / f"test_reset_{name}.png").write_bytes(reset.shots.get(name, b""))
-    return first, second, reset
+def runs(display, card_path) -> tuple[Driver, Driver, Driver]:
+    """The script on two fresh consoles and one reset in place (screenshots kept in SHOTS)."""
+    return fresh_twice_and_reset(display, "mr", card_path, _script, SHOTS, prefix="test_")
 
 
 def test_contract_names_are_exported_on_screen(runs):
@@ -230,11 +149,7 @@ def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
 
 def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     first, second, reset = runs
-    assert list(first.shots) == list(second.shots) == list(reset.shots)
-    differ = [n for n in first.shots if first.shots[n] != second.shots[n]]
-    assert differ == [], f"two fresh runs differ at {differ}"
-    differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
-    assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
+    assert_same_screenshots(first, second, reset)
     assert first.facts == second.facts == reset.facts
 
 
@@ -252,37 +167,28 @@ def test_reset_from_a_busy_console_to_shipped_cards_equals_fresh_launches(displa
         con.start()
         cap = ScreenCapture(display.name)
         try:
-            fresh[task] = (encode_png(cap.grab_rgb()), _comparable(con.state()))
+            fresh[task] = (encode_png(cap.grab_rgb()), comparable(con.state()))
         finally:
             cap.close()
             con.stop()
     con = ConsoleProcess(display, "mr", card_path, "dev", 0)
     con.start()
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
     try:
-        d = Driver(con, inp, cap)
-        d.click("go")
-        con.settle(10.0)
-        d.double_click("queue_row:2")
-        d.click("queue_row:3", button="right")
-        d.click("queue_menu:rename")
-        d.act(Action("type", text="half"))
-        for task in SHIPPED:
-            d.click("queue_row:2", button="right")  # the menu is open when the reset comes
-            con.reset(task, "dev", 1)
-            png = encode_png(cap.grab_rgb())
-            if png != fresh[task][0]:
-                (SHOTS / f"test_reset_{task}.png").write_bytes(png)
-                (SHOTS / f"test_fresh_{task}.png").write_bytes(fresh[task][0])
-            assert png == fresh[task][0], f"{task}: a reset console's first screen differs from a fresh one"
-            assert _comparable(con.state()) == fresh[task][1]
+        with driving(display, con) as d:
+            d.click("go")
+            con.settle(10.0)
+            d.double_click("queue_row:2")
+            d.click("queue_row:3", button="right")
+            d.click("queue_menu:rename")
+            d.act(Action("type", text="half"))
+            for task in SHIPPED:
+                d.click("queue_row:2", button="right")  # the menu is open when the reset comes
+                con.reset(task, "dev", 1)
+                png = d.grab()
+                if png != fresh[task][0]:
+                    (SHOTS / f"test_reset_{task}.png").write_bytes(png)
+                    (SHOTS / f"test_fresh_{task}.png").write_bytes(fresh[task][0])
+                assert png == fresh[task][0], f"{task}: a reset console's first screen differs from a fresh one"
+                assert comparable(con.state()) == fresh[task][1]
     finally:
-        inp.close()
-        cap.close()
         con.stop()
-
-
-def _comparable(state: dict) -> dict:
-    state = dict(state)
-    state["provenance"] = {k: v for k, v in state["provenance"].items() if k != "console_start"}
-    return state

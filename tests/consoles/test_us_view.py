@@ -9,7 +9,6 @@ across the three, and the contract's names must be exported with an on-screen re
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -17,14 +16,13 @@ import pytest
 from PIL import Image
 
 from runner.actions import Action
-from runner.capture import ScreenCapture, encode_png
 from runner.console_process import ConsoleProcess
-from runner.xinput import open_input
 from tests.conftest import require_console
+from tests.consoles.console_driver import (Driver, assert_same_screenshots, comparable, driving,
+                                           fresh_twice_and_reset, run_script, to_screen, write_card)
 from tests.ocr import first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
-ROOT = Path(__file__).resolve().parents[2]
 CARD_ID = "us_view_probe"
 SHOTS = Path("/tmp/us_view_shots")  # kept for a person to look at
 
@@ -43,72 +41,12 @@ STATIC_NAMES = (("patient", "preset_readout", "frequency_readout", "frame_rate",
 @pytest.fixture(scope="module")
 def card_path(tmp_path_factory) -> str:
     """A US card with an empty initial state (the US task cards come with their own work)."""
-    base = json.loads((ROOT / "tasks/ct/ct_ui_smoke_routine/task.json").read_text())
-    base.update(id=CARD_ID, modality="us", title="US view probe", goal="Probe the US console view.",
-                initial_state={}, perturbations={}, oracle="none", workflow_stages=[])
-    d = tmp_path_factory.mktemp("uscard") / CARD_ID
-    d.mkdir()
-    (d / "task.json").write_text(json.dumps(base))
-    return str(d / "task.json")
-
-
-def _on_screen(rect: list[int]) -> bool:
-    x, y, w, h = rect
-    return w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= 1280 and y + h <= 800
+    return write_card(tmp_path_factory.mktemp("uscard"), CARD_ID, "us", "US view probe", "Probe the US console view.")
 
 
 def _crop(png: bytes, rect: list[int]) -> np.ndarray:
     x, y, w, h = rect
     return np.asarray(Image.open(io.BytesIO(png)).convert("L"))[y:y + h, x:x + w]
-
-
-class Driver:
-    """Acts on one console like an agent: named targets from the geometry export, X input, settles."""
-
-    def __init__(self, con: ConsoleProcess, inp, cap: ScreenCapture) -> None:
-        self.con, self.inp, self.cap = con, inp, cap
-        self.shots: dict[str, bytes] = {}
-        self.facts: dict[str, object] = {}
-
-    def geometry(self) -> dict:
-        return self.con.geometry()
-
-    def geo(self) -> dict[str, list[int]]:
-        return self.geometry()["geometry"]
-
-    def centre(self, name: str) -> tuple[int, int]:
-        x, y, w, h = self.geo()[name]
-        return x + w // 2, y + h // 2
-
-    def act(self, action: Action, advance: float = 0.5) -> None:
-        self.inp.perform(action)
-        self.con.settle(advance)
-
-    def click(self, name: str) -> None:
-        x, y = self.centre(name)
-        self.act(Action("click", x=x, y=y))
-
-    def click_at(self, xy: tuple[int, int]) -> None:
-        self.act(Action("click", x=xy[0], y=xy[1]))
-
-    def type_into(self, name: str, text: str) -> None:
-        self.click(name)
-        self.act(Action("key", key="ctrl+a"))
-        self.act(Action("type", text=text))
-        self.act(Action("key", key="Enter"))
-
-    def image_point(self, x_mm: float, y_mm: float) -> tuple[int, int]:
-        """Screen pixel of image mm (x right of the centre line, y depth) through the exported transform."""
-        t = self.geometry()["transforms"]["us_image"]
-        return int(round(t["ax"] * x_mm + t["bx"])), int(round(t["ay"] * -y_mm + t["by"]))
-
-    def shot(self, name: str) -> bytes:
-        self.shots[name] = encode_png(self.cap.grab_rgb())
-        return self.shots[name]
-
-    def missing(self, names) -> list[str]:
-        g = self.geo()
-        return [n for n in names if n not in g or not _on_screen(g[n])]
 
 
 def _script(d: Driver) -> None:
@@ -131,8 +69,8 @@ def _script(d: Driver) -> None:
     t = d.geometry()["transforms"]["probe_map"]
     x, y = d.centre("probe_footprint")
     target = (-60.0, -240.0)  # azimuth deg, height mm
-    d.act(Action("drag", x=x, y=y, x2=int(round(t["ax"] * target[0] + t["bx"])),
-                 y2=int(round(t["ay"] * target[1] + t["by"]))), 1.0)
+    x2, y2 = to_screen(t, *target)
+    d.act(Action("drag", x=x, y=y, x2=x2, y2=y2), 1.0)
     pose = d.con.state()["pose"]
     f["map_drag"] = (pose["azimuth_deg"] - target[0], pose["z_mm"] - target[1], 1.0 / t["ax"], -1.0 / t["ay"])
     # a right-kidney long axis from the flank, typed into the probe fields, then the renal preset
@@ -188,40 +126,10 @@ def _script(d: Driver) -> None:
     f["end_state"] = {k: v for k, v in d.con.state().items() if k not in ("provenance",)}
 
 
-def _run(display, card: str, con: ConsoleProcess | None = None) -> tuple[Driver, ConsoleProcess]:
-    if con is None:
-        con = ConsoleProcess(display, "us", card, "dev", 0)
-        con.start()
-    else:
-        con.reset(card, "dev", 0)
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
-    try:
-        inp.home(con.hello["window_id"], (1270, 790))
-        con.settle(0.0)
-        d = Driver(con, inp, cap)
-        _script(d)
-    finally:
-        inp.close()
-        cap.close()
-    return d, con
-
-
 @pytest.fixture(scope="module")
-def runs(display, card_path):
-    require_console()
-    first, con = _run(display, card_path)
-    con.stop()
-    second, con = _run(display, card_path)
-    try:
-        reset, _ = _run(display, card_path, con)  # the same console, reset in place
-    finally:
-        con.stop()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for name, png in first.shots.items():
-        (SHOTS / f"test_{name}.png").write_bytes(png)
-        if reset.shots.get(name) != png:  # to look at what a reset left behind
-            (SHOTS / f"test_reset_{name}.png").write_bytes(reset.shots.get(name, b""))
-    return first, second, reset
+def runs(display, card_path) -> tuple[Driver, Driver, Driver]:
+    """The script on two fresh consoles and one reset in place (screenshots kept in SHOTS)."""
+    return fresh_twice_and_reset(display, "us", card_path, _script, SHOTS, prefix="test_")
 
 
 def test_contract_names_are_exported_on_screen(runs):
@@ -286,11 +194,7 @@ def test_annotations_and_saved_items_reach_the_state(runs):
 
 def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     first, second, reset = runs
-    assert list(first.shots) == list(second.shots) == list(reset.shots)
-    differ = [n for n in first.shots if first.shots[n] != second.shots[n]]
-    assert differ == [], f"two fresh runs differ at {differ}"
-    differ = [n for n in first.shots if first.shots[n] != reset.shots[n]]
-    assert differ == [], f"a console reset in place differs from a fresh one at {differ}"
+    assert_same_screenshots(first, second, reset)
     facts = [{k: v for k, v in r.facts.items() if k != "readout_png"} for r in runs]
     differ = {k: [f.get(k) for f in facts] for k in facts[0] if not facts[0][k] == facts[1].get(k) == facts[2].get(k)}
     assert facts[0].keys() == facts[1].keys() == facts[2].keys() and not differ, f"facts differ: {differ}"
@@ -301,47 +205,34 @@ def test_reset_from_a_busy_console_equals_a_fresh_launch(display, card_path):
     annotation half-typed in annotate mode, reset in place: its first screen and state equal a fresh
     launch's (other seed, so the reset is a new episode)."""
     require_console()
-    con = ConsoleProcess(display, "us", card_path, "dev", 1)
-    con.start()
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
-    try:
-        inp.home(con.hello["window_id"], (1270, 790))  # the pointer off every button (no hover)
-        con.settle(0.0)
-        fresh = (encode_png(cap.grab_rgb()), _comparable(con.state()))
-    finally:
-        inp.close()
-        cap.close()
-        con.stop()
+
+    def first_screen(d: Driver) -> None:  # the pointer homed off every button (no hover)
+        d.facts["fresh"] = (d.grab(), comparable(d.con.state()))
+
+    d, con = run_script(display, "us", card_path, first_screen, seed=1)
+    con.stop()
+    fresh = d.facts["fresh"]
     con = ConsoleProcess(display, "us", card_path, "dev", 0)
     con.start()
-    inp, cap = open_input(display.name), ScreenCapture(display.name)
     try:
-        d = Driver(con, inp, cap)
-        d.click("save_clip")
-        d.click("freeze")
-        d.click("save_image")
-        d.click("caliper")
-        d.click_at(d.image_point(0.0, 50.0))  # a pending first point
-        d.click("annotation_field")
-        d.act(Action("type", text="HALF"))
-        d.click("annotate")
-        assert con.state()["ui"] == {"caliper_mode": False, "annotate_mode": True}
-        d.act(Action("move", x=1270, y=790), 0.0)  # as at the fresh launch: no button under the pointer
-        con.reset(card_path, "dev", 1)
-        png = encode_png(cap.grab_rgb())
-        if png != fresh[0]:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            (SHOTS / "test_reset_busy.png").write_bytes(png)
-            (SHOTS / "test_fresh_seed1.png").write_bytes(fresh[0])
-        assert png == fresh[0], "a reset console's first screen differs from a fresh one"
-        assert _comparable(con.state()) == fresh[1]
+        with driving(display, con) as d:
+            d.click("save_clip")
+            d.click("freeze")
+            d.click("save_image")
+            d.click("caliper")
+            d.click_at(d.image_point(0.0, 50.0))  # a pending first point
+            d.click("annotation_field")
+            d.act(Action("type", text="HALF"))
+            d.click("annotate")
+            assert con.state()["ui"] == {"caliper_mode": False, "annotate_mode": True}
+            d.act(Action("move", x=1270, y=790), 0.0)  # as at the fresh launch: no button under the pointer
+            con.reset(card_path, "dev", 1)
+            png = d.grab()
+            if png != fresh[0]:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                (SHOTS / "test_reset_busy.png").write_bytes(png)
+                (SHOTS / "test_fresh_seed1.png").write_bytes(fresh[0])
+            assert png == fresh[0], "a reset console's first screen differs from a fresh one"
+            assert comparable(con.state()) == fresh[1]
     finally:
-        inp.close()
-        cap.close()
         con.stop()
-
-
-def _comparable(state: dict) -> dict:
-    state = dict(state)
-    state["provenance"] = {k: v for k, v in state["provenance"].items() if k != "console_start"}
-    return state
