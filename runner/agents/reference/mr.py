@@ -397,8 +397,16 @@ class MRReferenceSolver(MRPlanner):
             gr = next(q for q in plan_grips(RowParams.from_dict(row["params"]), pose, t["ax"]) if q.name == grip)
             x2 = x + t["ax"] * a["amount_mm"] * gr.axis[0]
             y2 = y + t["ay"] * a["amount_mm"] * gr.axis[1]
+        ex, ey = x2, y2  # where the grip should go (before whole pixels and the viewport's edge)
         x2 = int(round(min(max(x2, rx0 + 2), rx0 + rw - 3)))
         y2 = int(round(min(max(y2, ry0 + 2), ry0 + rh - 3)))
-        if (x2, y2) == (x, y):  # less than a pixel: a drag cannot do it, the fields can
-            return self._fallback_to_typing(g, st)
+        if (x2, y2) == (x, y):
+            if op.name in ("move_shim", "drag_grip"):  # the shim box has no fields: one pixel the right way
+                wx, wy = (ex - x, ey - y)
+                if abs(wx) >= abs(wy):
+                    x2 += 1 if wx >= 0 else -1
+                else:
+                    y2 += 1 if wy >= 0 else -1
+            else:  # less than a pixel: a drag cannot do it, the fields can
+                return self._fallback_to_typing(g, st)
         return json.dumps({"action": "drag", "x": x, "y": y, "to_x": x2, "to_y": y2})
