@@ -23,6 +23,9 @@ SEEDS = (0, 1, 2)
 # Fast lane: three (subject, seed) pairs per card, spread over the cohort and covering every seed.
 FAST_PAIRS = (("s01", 0), ("s16", 1), ("s30", 2))
 SWEEP_PROCESSES = 2  # CI has 2 cores
+# The sweep's fixture runs every card x 90 episodes inside the first sweep test, over the suite's
+# 300 s default per test (49 cards: several minutes on 2 cores); a hang still ends it.
+SWEEP_TIMEOUT_S = 1800
 
 
 def by_id(cards: list[TaskCard]):
@@ -117,6 +120,7 @@ def cohort_sweep(subject_cache) -> dict[str, list]:
 
 
 @pytest.mark.cohort_sweep
+@pytest.mark.timeout(SWEEP_TIMEOUT_S)
 @by_id(CARDS)
 def test_reference_passes_headless_on_every_cohort_subject_and_seed(card: TaskCard, cohort_sweep) -> None:
     registry_entry(card)
