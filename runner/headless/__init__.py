@@ -28,16 +28,6 @@ def run_reference(card: Any, subject: str, seed: int, **kw: Any):
 
 def score_initial(card: Any, subject: str, seed: int):
     """The verdict of the untouched start state (what a no-op agent leaves behind)."""
-    if card.modality == "ct":
-        from runner.headless.ct import score_initial_ct
+    from runner.headless.drive import score_initial as score
 
-        return score_initial_ct(card, subject, seed)
-    if card.modality == "mr":
-        from runner.headless.mr import score_initial_mr
-
-        return score_initial_mr(card, subject, seed)
-    if card.modality == "us":
-        from runner.headless.us import score_initial_us
-
-        return score_initial_us(card, subject, seed)
-    raise NotImplementedError(f"no headless driver for modality {card.modality!r} yet")
+    return score(card, subject, seed)
