@@ -191,6 +191,12 @@ MRRowStatus = Literal["pending", "running", "done", "stopped", "skipped"]
 GraphicsMode = Literal["all", "outer", "off"]
 
 
+# the console's mapping protocols (consoles/mr/protocols.py; tests/tasks/test_mr_card.py checks them)
+MR_MAPPING_PROTOCOLS = ("t1_map_molli", "t2_map_t2prep")
+# what a seeded mapping fault spoils (consoles/mr/model.py: MRModel._apply_mapping_fault); "none" leaves it right
+MRMappingFault = Literal["none", "shim_off_heart", "window_exceeds_rr", "basal_slice", "untriggered"]
+
+
 class MRQueueRow(_Spec):
     """One row of the MR console's initial exam queue (consoles/mr/model.py: MRModel._row_from_spec).
 
@@ -210,6 +216,13 @@ class MRQueueRow(_Spec):
                                     "perturbations.plan_shift_mm, in seeded directions")
     coverage_fault: bool | None = Field(None, description="apply the seeded perturbations.coverage_fault (one "
                                         "numeric parameter set so the fitted slab or FOV clips the organs)")
+    mid_sax: bool | None = Field(None, description="a mapping row planned on the heart's short axis at mid-ventricle "
+                                 "(fitted to the LV labels as the console sees them)")
+    mapping_fault: bool | None = Field(None, description="apply the seeded perturbations.mapping_fault to this "
+                                       "mapping row (shim box off the heart, window overrunning the RR interval, "
+                                       "slice too basal, trigger off)")
+    stop_fault: bool | None = Field(None, description="this running row stops partway with a hardware fault "
+                                    "(perturbations.stop_fault_fraction of its scan time); Go resumes it")
 
     @model_validator(mode="after")
     def _consistent(self) -> "MRQueueRow":
@@ -221,6 +234,11 @@ class MRQueueRow(_Spec):
             raise ValueError("cover_labels fits an acquired or a pending row: its status must be done or pending")
         if self.coverage_fault and self.cover_labels is None:
             raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
+        if self.stop_fault and self.status != "running":
+            raise ValueError("stop_fault stops the running row: its status must be running")
+        if (self.mid_sax or self.mapping_fault) and self.protocol not in MR_MAPPING_PROTOCOLS:
+            raise ValueError(f"mid_sax / mapping_fault apply to a mapping row ({', '.join(MR_MAPPING_PROTOCOLS)}), "
+                             f"not {self.protocol}")
         return self
 
 
@@ -279,6 +297,8 @@ class MRInitialState(ConsoleInputs):
             raise ValueError("at most one queue row can be running")
         if self.queue is not None and sum(bool(r.coverage_fault) for r in self.queue) > 1:
             raise ValueError("at most one queue row carries the seeded coverage fault")
+        if self.queue is not None and sum(bool(r.stop_fault) for r in self.queue) > 1:
+            raise ValueError("at most one queue row stops with a fault")
         return self
 
 
@@ -312,6 +332,26 @@ class MRPerturbations(ConsoleInputs):
     plan_shift_mm: Range | None = Field(None, description="magnitude of the shift seeded into plan_error rows")
     coverage_fault: list[MRCoverageFault] | None = Field(None, min_length=2, description="the parameter a "
                                                           "coverage_fault row gets wrong, balanced over seeds")
+    mapping_fault: list[MRMappingFault] | None = Field(None, min_length=2, description="the fault seeded into "
+                                                        "mapping_fault rows, balanced over seeds (include none)")
+    stop_fault_fraction: Range | None = Field(None, description="share of the stop_fault row's scan time after "
+                                              "which it stops")
+
+    @field_validator("mapping_fault")
+    @classmethod
+    def _faults_with_none(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and "none" not in v:
+            raise ValueError("mapping_fault options must include none (seeds without a fault), so that always "
+                             "changing something is not a policy that passes")
+        return v
+
+    @field_validator("stop_fault_fraction")
+    @classmethod
+    def _fraction(cls, v: Range | None) -> Range | None:
+        v = None if v is None else _range(0.0)(v)
+        if v is not None and not (0.0 < v[0] and v[1] < 1.0):
+            raise ValueError("stop_fault_fraction lies strictly between 0 and 1")
+        return v
 
     @field_validator("landmark_shift_mm")
     @classmethod

@@ -63,6 +63,16 @@ CLIP_MARGIN_MM = 15.0  # a prior series fitted to organs (cover_labels) leaves t
 DEFAULT_CLIP_MM = (18.0, 30.0)
 FAULT_SLAB_SHARE = 0.6  # a seeded slab fault leaves a slab of this share of the organs' A/P extent
 _LABEL_BOXES: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = {}  # (subject, prefixes) -> box
+# mapping faults (MRModel._apply_mapping_fault): a shim box 12 cm off the slice centre along read, 9 x 9 x 6 cm
+# (it misses most of the heart); a 450 ms window ending 200 ms into the next beat (systole); a slice moved
+# 30 % of the LV's length towards the base (into the basal third, partial volume with the atrium)
+SHIM_FAULT_OFFSET_MM = (120.0, 0.0, 0.0)
+SHIM_FAULT_SIZE_MM = (90.0, 90.0, 60.0)
+RR_FAULT_WINDOW_MS = 450.0
+RR_FAULT_OVERRUN_MS = 200.0
+BASAL_FAULT_SHARE = 0.3
+STOP_FAULT_FRACTION = (0.3, 0.7)
+STOP_FAULT_REASON = "RF amplifier fault"
 SHIM_GRIP_OFFSET_PX = 20.0  # the shim box's move grip, up-left of its centre (off the group's centre grip)
 
 
@@ -281,6 +291,9 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         # planning tasks: which numeric parameter a coverage_fault row gets wrong (balanced over seeds)
         self.coverage_fault: str | None = str(self._balanced("coverage_fault", draws.perturbations["coverage_fault"])) \
             if draws.has("coverage_fault") else None
+        # mapping tasks: the fault seeded into mapping_fault rows (balanced over seeds, "none" among them)
+        self.mapping_fault: str | None = str(self._balanced("mapping_fault", draws.perturbations["mapping_fault"])) \
+            if draws.has("mapping_fault") else None
         self.seeded: dict[str, Any] = {}  # seeded errors of the initial state, for the dump's "start" (oracles)
         self.declare(PARAMETERS)
         specs = [dict(spec) for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE])]
@@ -359,6 +372,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self._apply_coverage_fault(row, list(spec["cover_labels"]))
         if spec.get("plan_error"):
             self._seed_plan_error(row, draws)
+        if spec.get("mid_sax"):
+            self._plan_mid_sax(row)
+        if spec.get("mapping_fault") and self.mapping_fault is not None:
+            self._apply_mapping_fault(row)
         self._require(status in STATUSES, f"unknown row status {status!r}")
         remaining = float(spec.get("remaining_s", self.duration_s(row)))
         if status == "running" and draws is not None and draws.has("running_remaining_s"):
@@ -372,6 +389,12 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         elif status == "running":
             dur = max(self.duration_s(row), remaining)
             self._start(row, t_end=remaining, t_start=remaining - dur)
+            if spec.get("stop_fault"):
+                frac = draws.uniform("stop_fault_fraction", STOP_FAULT_FRACTION) if draws is not None \
+                    else STOP_FAULT_FRACTION[0]
+                t_fault = round(max(1.0, frac * remaining), 1)
+                self.schedule(t_fault, lambda uid=row.uid: self._fault_stop(uid), PRIORITY_ROW_DONE - 1, "row_fault")
+                self.seeded.update({"stop_fault_row": row.uid, "stop_fault_t": t_fault})
         else:
             row.status = status
         return row
@@ -448,6 +471,71 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         row.params.set_pose(pose.rotated(axis, tilt).translated(shift * d))
         self.seeded.setdefault("plan_errors", {})[str(row.uid)] = {"tilt_deg": round(tilt, 2),
                                                                    "shift_mm": round(shift, 2)}
+
+    def _lv_axis(self) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """(unit axis base -> apex, point on it, extent lo, hi along it) of the LV (myocardium and blood pool)
+        labels: their principal axis, pointing away from the left atrium; memoised per subject."""
+        key = (self.subject.id, ("__lv_axis__",))
+        if key not in _LABEL_BOXES:
+            names = self.subject.label_names
+            ids = [k for k, n in names.items() if n in ("lv_myocardium", "lv_blood")]
+            self._require(bool(ids), "this subject has no left ventricle labels")
+            k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
+            pts = np.stack([self.subject.world_x()[i], self.subject.world_y()[j], self.subject.world_z()[k]], axis=1)
+            c = pts.mean(axis=0)
+            _, _, vt = np.linalg.svd(pts[:: max(1, len(pts) // 20000)] - c, full_matrices=False)
+            axis = vt[0]
+            la = [k2 for k2, n in names.items() if n == "la_blood"]
+            if la:
+                kk, jj, ii = np.nonzero(self.subject.labels == la[0])
+                la_c = np.array([self.subject.world_x()[ii].mean(), self.subject.world_y()[jj].mean(),
+                                 self.subject.world_z()[kk].mean()])
+                if (la_c - c) @ axis > 0:
+                    axis = -axis
+            s = (pts - c) @ axis
+            _LABEL_BOXES[key] = (np.concatenate([axis, c]), np.array([s.min(), s.max()]))
+        ac, ext = _LABEL_BOXES[key]
+        return ac[:3].copy(), ac[3:].copy(), float(ext[0]), float(ext[1])
+
+    def _plan_mid_sax(self, row: QueueRow) -> None:
+        """Plan a mapping row on the LV's short axis at mid-ventricle (from the labels, as the console's own
+        fits are: a staged plan that an agent may still refine)."""
+        axis, c, lo, hi = self._lv_axis()
+        centre = c + axis * (lo + hi) / 2.0
+        row.params.set_pose(PlanePose.from_normal(centre, axis, 0.0))
+
+    def _apply_mapping_fault(self, row: QueueRow) -> None:
+        """Spoil a mapping row with self.mapping_fault: its shim box moved off the heart, a trigger delay plus
+        window overrunning the RR interval, its slice moved towards the base, or its trigger off."""
+        name = self.mapping_fault
+        p = row.params
+        if name == "shim_off_heart":
+            mapping.offset_shim(p, SHIM_FAULT_OFFSET_MM, SHIM_FAULT_SIZE_MM)
+        elif name == "window_exceeds_rr":
+            rr = 60000.0 / self.heart_rate_bpm
+            p.acq_window_ms = RR_FAULT_WINDOW_MS
+            p.trigger_delay_ms = float(10.0 * round((rr - RR_FAULT_WINDOW_MS + RR_FAULT_OVERRUN_MS) / 10.0))
+        elif name == "basal_slice":
+            axis, c, lo, hi = self._lv_axis()
+            pose = p.pose()
+            p.set_pose(pose.translated(-BASAL_FAULT_SHARE * (hi - lo) * axis))
+        elif name == "untriggered":
+            p.trigger = "none"
+        self.seeded["mapping_fault"] = name
+        self.seeded.setdefault("mapping_fault_rows", []).append(row.uid)
+
+    def _fault_stop(self, uid: int) -> None:
+        """A hardware fault stops the running row partway (no series); Go on the open stopped row resumes it."""
+        row = self.row(uid)
+        if self._running_uid != uid:
+            return
+        self.scheduler.cancel(self._done_event)
+        self._done_event = None
+        row.status, row.t_end = "stopped", self.t
+        self._running_uid = None
+        self._log("row_fault_stopped", row=uid, reason=STOP_FAULT_REASON)
+        self.message = f"Row stopped: {STOP_FAULT_REASON} ({row.name}). Open the row and press Go to resume."
+        self._changed("scan")
 
     def _apply_layout_spec(self, spec: Mapping[str, Any]) -> None:
         """{"layout", "active" (1-based), "graphics_mode" (every viewport), "shim_box_visible",

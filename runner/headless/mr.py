@@ -16,7 +16,8 @@ __all__ = ["HeadlessError", "HeadlessRun", "apply_op", "make_model", "run_mr", "
 MAX_OPS = 100  # a plan needs at most about 15; more means the planner is stuck on a refused operation
 # operations whose arguments are MRModel method arguments as they stand
 DIRECT = ("open", "rename", "repeat", "skip", "delete", "move", "add_protocol", "go", "stop", "set_param",
-          "activate_viewport", "set_graphics_mode", "load_entry", "select_entry", "set_shim_box_visible")
+          "activate_viewport", "set_graphics_mode", "load_entry", "select_entry", "set_shim_box_visible",
+          "measure_roi", "set_roi_tool")
 # graphical planning on a viewport's image: the MRModel method takes that image's plane instead of the index
 ON_DISPLAY = ("rotate_group", "translate_group", "drag_grip", "move_shim")
 

@@ -30,4 +30,5 @@ def _load_families() -> None:
     from scoring.oracles import ct  # noqa: F401  (registers the CT families)
     from scoring.oracles import mr  # noqa: F401  (registers the MR families)
     from scoring.oracles import mr_planning  # noqa: F401  (registers the MR geometry-planning family)
+    from scoring.oracles import mr_mapping  # noqa: F401  (registers the MR T1/T2 mapping family)
     from scoring.oracles import us  # noqa: F401  (registers the ultrasound families)

@@ -16,13 +16,16 @@ VIEWER = "mr_viewer"
 QUEUE_RUN = "mr_queue_run"
 JUDGEMENT = "mr_judgement"
 PLANNING = "mr_planning"
-Family = Literal["mr_row_edit", "mr_viewer", "mr_queue_run", "mr_judgement", "mr_planning"]
+MAPPING = "mr_mapping"
+Family = Literal["mr_row_edit", "mr_viewer", "mr_queue_run", "mr_judgement", "mr_planning", "mr_mapping"]
 Kind = Literal["trigger", "rename", "repeat_open", "load_image", "activate", "shim_box", "graphics", "select_image",
                "first_acquisition", "queue_order", "skip", "go_availability", "idle_or_scanning",
                "renal_adequacy", "select_sequence",
                # geometry planning (scoring/oracles/mr_planning.py)
                "long_axis", "long_axis_pair", "lax_from_scratch", "sax_stack", "renal_slab", "renal_numeric",
-               "renal_recovery", "shim_box_fit"]
+               "renal_recovery", "shim_box_fit",
+               # T1/T2 mapping and recovery (scoring/oracles/mr_mapping.py)
+               "mapping_geometry", "mapping_parameters", "mapping_feedback", "stopped_row_retry"]
 Tolerance = Literal["coarse", "standard", "fine"]
 
 # ---- thresholds -----------------------------------------------------------------------------------
@@ -80,6 +83,31 @@ SHIM_MAX_VOLUME_RATIO = 8.0
 SHIM_FULL_AQ_RATIO = 6.0
 # AQ of a geometric error: 100 at zero, 50 at the tolerance, falling as a Gaussian of err / tolerance.
 
+# ---- T1/T2 mapping (scoring/oracles/mr_mapping.py) -------------------------------------------------------
+MAP_PROTOCOLS = ("t1_map_molli", "t2_map_t2prep")
+# A mapping slice is a short-axis slice: its normal within the SAX stack's 10 deg of the LV long axis (the
+# same inter-operator argument; beyond it the wall is cut obliquely and thickens, partial volume with blood).
+MAP_MAX_ANGLE_DEG = 10.0
+# Mid-ventricular (the SCMR mapping consensus: one mid-ventricular SAX slice): the slice centre between the
+# basal and apical thirds of the mitral-valve-centre -> epicardial-apex distance (the AHA 17-segment model's
+# mid ring). The console's seeded basal fault moves a mid slice 30 % of the LV's length towards the base:
+# it lands at about a fifth, in the basal third.
+MAP_MID_RANGE = (1.0 / 3.0, 2.0 / 3.0)
+# Slice thickness of a mapping slice: 6-8 mm (SCMR 2017 consensus on T1/T2 mapping); thicker slices add
+# partial volume with blood at the thin apical-mid wall.
+MAP_THICKNESS_MM = (6.0, 8.0)
+# Mapping trigger: ECG only (a peripheral pulse arrives 200-300 ms late and varies; untriggered reads
+# random phases). The delay plus window must end inside the RR interval at the subject's heart rate
+# (otherwise the shot runs into the next systole) and the window must hold one single-shot image.
+MAP_TRIGGER = "ecg"
+# Quantitative check: the mean fitted T1 / T2 in the oracle's mid-ventricular myocardial ROI
+# (rendering.mr_mapping.myocardial_roi, eroded 1 px) within this of the tissue table's value. A clean
+# MOLLI / T2-prep map of this simulator is within 1-3 % (Look-Locker correction, noise); 5 % is the
+# issue's bound, and the seeded faults (off-resonance banding, systolic motion) bias or scatter beyond it
+# in most subjects. The artefact causes (recorded at acquisition) are checked separately, so a map that
+# happens to land within 5 % with a cause present still fails.
+MAP_MAX_REL_ERROR = 0.05
+
 # ---- clinical questions of mr_select_sequence_v1 -> the protocol that answers each -----------------
 INDICATION_PROTOCOL: dict[str, str] = {
     "Left ventricular volumes and ejection fraction (Simpson's method)": "cine_sax",
@@ -112,6 +140,10 @@ class MRTask:
             from scoring.oracles.mr_planning import stage_names as planning_stages
 
             return planning_stages(self)
+        if self.family == MAPPING:
+            from scoring.oracles.mr_mapping import stage_names as mapping_stages
+
+            return mapping_stages(self)
         from scoring.oracles.mr import stage_names
 
         return stage_names(self)
@@ -154,4 +186,11 @@ REGISTRY: dict[str, MRTask] = _entries(
     MRTask("L4_heart_shim_box", PLANNING, "shim_box_fit", protocol="cine_sax"),
     MRTask("mr_renal_numeric_coverage_correction_v2", PLANNING, "renal_numeric", protocol="t2_haste_cor"),
     MRTask("mr_renal_bilateral_coverage_recovery_v2", PLANNING, "renal_recovery", protocol="t2_haste_cor"),
+    # T1/T2 mapping (L3-L5) and recovery of a stopped row (L6)
+    MRTask("mr_t1t2_mapping_geometry_staged", MAPPING, "mapping_geometry", protocol="t1_map_molli"),
+    MRTask("mr_t1t2_mapping_parameters", MAPPING, "mapping_parameters", order=MAP_PROTOCOLS),
+    MRTask("mr_t1t2_mapping_from_boot", MAPPING, "mapping_feedback", order=MAP_PROTOCOLS),
+    MRTask("mr_t1t2_mapping_from_empty", MAPPING, "mapping_feedback", order=MAP_PROTOCOLS),
+    MRTask("mr_t1t2_mapping_staged", MAPPING, "mapping_feedback", order=MAP_PROTOCOLS),
+    MRTask("L6_stopped_row_retry", MAPPING, "stopped_row_retry"),
 )

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from runner.agents.reference.common import Op, centre, click, wait
+from runner.agents.reference.mr_mapping import MappingPolicy
 from runner.agents.reference.mr_planning import PlanningPolicy
 from scoring.registry import entry_for_card
 from scoring.registry.mr import INDICATION_PROTOCOL, RENAL_MIN_COVERAGE, MRTask
@@ -24,9 +25,10 @@ from tasks.card import TaskCard
 WAIT_MARGIN_S = 0.1  # wait this much past a row's end, so its finishing event has run
 
 
-class MRPlanner(PlanningPolicy):
+class MRPlanner(MappingPolicy, PlanningPolicy):
     """The next operation for one MR task on one subject (pure: state dicts in, Ops out). The geometry
-    planning tasks' policy is PlanningPolicy (runner/agents/reference/mr_planning.py)."""
+    planning tasks' policy is PlanningPolicy (runner/agents/reference/mr_planning.py), the mapping tasks'
+    MappingPolicy (runner/agents/reference/mr_mapping.py)."""
 
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
         self.card = card

@@ -1,0 +1,233 @@
+"""MR T1/T2 mapping oracle (family "mr_mapping"): the LAST maps acquired, scored against the subject's anatomy,
+the heart rate and the tissue table; and the L6 recovery of a row a fault stopped.
+
+Pure: (state dump, subject oracle, task card) -> OracleResult. Thresholds: scoring/registry/mr.py (MAP_*).
+
+Measures per acquired map (the last series of each mapping protocol in this session, so a corrected
+re-acquisition replaces a faulty one):
+- geometry: angle between the slice normal and the LV long axis (mitral valve centre -> epicardial apex),
+  the slice centre's position along that axis as a share of its length (mid third = mid-ventricular);
+- parameters at acquisition (the series' mapping record): trigger, trigger delay + window against the RR
+  interval at the subject's heart rate, window against one single-shot image, scheme, slice thickness;
+- artefact causes recorded at acquisition (series[].mapping.causes: shim off the heart, banding, window over
+  RR, motion, untriggered);
+- quantitative: the map re-formed from the dump (the console's own deterministic physics,
+  consoles.mr.mapping.acquire with the series' parameters, heart rate and noise seed -- the oracle never
+  trusts a number the console reports) and its mean in the oracle's mid-ventricular myocardial ROI
+  (rendering.mr_mapping.myocardial_roi) against the tissue table's myocardial T1 / T2.
+
+L6 (stopped_row_retry): the row the seeded fault stopped was started again after the stop and finished;
+no other row was started, deleted, added or changed.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from scoring.oracles import register
+from scoring.oracles.mr import events, session_events, start_rows
+from scoring.oracles.mr_planning import acquired_series, angle_deg, aq_term, planned_then_acquired, series_centre
+from scoring.registry import entry_for_card
+from scoring.registry.mr import (MAP_MAX_ANGLE_DEG, MAP_MAX_REL_ERROR, MAP_MID_RANGE, MAP_PROTOCOLS, MAP_THICKNESS_MM,
+                                 MAP_TRIGGER, MAPPING, MRTask)
+from scoring.verdict import OracleResult
+from scoring.workflow import checks_verdict
+from tasks.card import TaskCard
+
+KIND_OF = {"t1_map_molli": "t1", "t2_map_t2prep": "t2"}
+MOLLI_SCHEMES = ("5(3)3", "4(1)3(1)2")  # rendering.mr_mapping.MOLLI_SCHEMES (tests check they agree)
+
+
+def stage_names(task: MRTask) -> list[str]:
+    """The oracle's stage names for a mapping task, in verdict order (the card's workflow_stages)."""
+    if task.kind == "mapping_geometry":
+        return ["slice_planned", "map_acquired"]
+    if task.kind == "mapping_parameters":
+        return ["parameters_set", "t1_map_acquired", "t2_map_acquired"]
+    if task.kind == "mapping_feedback":
+        return ["t1_map_acquired", "t2_map_acquired", "map_inspected"]
+    return ["row_resumed", "row_completed"]  # stopped_row_retry
+
+
+# ---- measures (shared with the reference planner and the tests) ---------------------------------------
+def geometry_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
+    """Angle of the slice to the LV long axis and its centre's share of the mitral -> apex distance."""
+    base, apex = (np.asarray(x, float) for x in oracle.lv_long_axis)
+    axis = apex - base
+    length = float(np.linalg.norm(axis))
+    n = np.asarray(series["images"][0]["normal"], float)
+    s = float((series_centre(series) - base) @ axis) / length ** 2
+    return {"angle_to_long_axis_deg": round(angle_deg(n, axis), 3), "position_share": round(s, 4),
+            "lv_length_mm": round(length, 2)}
+
+
+def geometry_ok(m: dict[str, Any]) -> dict[str, bool]:
+    lo, hi = MAP_MID_RANGE
+    return {"perpendicular_to_long_axis": m["angle_to_long_axis_deg"] <= MAP_MAX_ANGLE_DEG,
+            "mid_ventricular": lo <= m["position_share"] <= hi}
+
+
+def parameter_measures(series: dict[str, Any], heart_rate_bpm: float) -> dict[str, Any]:
+    """The mapping parameters at acquisition against their valid ranges for this heart rate."""
+    rec = series["mapping"]
+    rr = 60000.0 / float(heart_rate_bpm)
+    end = float(rec["trigger_delay_ms"]) + float(rec["acq_window_ms"])
+    lo, hi = MAP_THICKNESS_MM
+    ok = {"trigger_ecg": rec["trigger"] == MAP_TRIGGER,
+          "window_within_rr": end <= rr,
+          "window_holds_one_shot": float(rec["acq_window_ms"]) + 1e-6 >= float(rec["shot_ms"]),
+          "thickness_in_range": lo <= float(rec["thickness_mm"]) <= hi}
+    if rec["kind"] == "t1":
+        ok["scheme_valid"] = rec["scheme"] in MOLLI_SCHEMES
+    return {"trigger": rec["trigger"], "trigger_delay_ms": rec["trigger_delay_ms"],
+            "acq_window_ms": rec["acq_window_ms"], "delay_plus_window_ms": round(end, 1), "rr_ms": round(rr, 1),
+            "shot_ms": rec["shot_ms"], "scheme": rec["scheme"], "thickness_mm": rec["thickness_mm"], "ok": ok}
+
+
+def reformed_map(state: dict[str, Any], series: dict[str, Any], oracle):
+    """The series' map formed again from the dump (parameters, heart rate, field, noise seed): the console's
+    deterministic physics, so the oracle measures pixels rather than trusting reported statistics."""
+    from consoles.mr import mapping
+    from consoles.mr.protocols import get_protocol
+    from consoles.mr.row_params import RowParams
+
+    cache = oracle.__dict__.setdefault("_reformed_maps", {})
+    key = (state["task"], state["seed"], series["uid"], repr(sorted(series["params"].items())))
+    if key not in cache:
+        p = RowParams.from_dict(series["params"])
+        hr = float(series["mapping"]["heart_rate_bpm"])
+        d = mapping.acquire(oracle.runtime, p, get_protocol(series["protocol"]), hr, float(series["mapping"]["field_t"]),
+                            (state["task"], state["seed"], series["uid"]), series["t_start"])
+        if len(cache) > 16:
+            cache.clear()
+        cache[key] = d.result
+    return cache[key]
+
+
+def tissue_truth(oracle, kind: str, field_t: float) -> float:
+    rt = oracle.runtime
+    k = rt.label_id("lv_myocardium")
+    table = rt.tissues.mr_t1(field_t) if kind == "t1" else rt.tissues.mr_t2(field_t)
+    return float(table[k])
+
+
+def quantitative_measures(state: dict[str, Any], series: dict[str, Any], oracle) -> dict[str, Any]:
+    """Mean / SD of the re-formed map in the mid-ventricular myocardial ROI vs the tissue table."""
+    from rendering import mr_mapping as mm
+
+    res = reformed_map(state, series, oracle)
+    base, apex = oracle.lv_long_axis
+    roi = mm.myocardial_roi(oracle.runtime, res.grid, base, apex)
+    st = mm.roi_stats(res.map_ms, roi, res.fit_ok)
+    truth = tissue_truth(oracle, res.kind, float(series["mapping"]["field_t"]))
+    rel = abs(st.mean_ms / truth - 1.0) if st.n > 0 else float("inf")
+    return {"roi_mean_ms": None if st.n == 0 else round(st.mean_ms, 2),
+            "roi_sd_ms": None if st.n == 0 else round(st.sd_ms, 2), "roi_n": st.n,
+            "truth_ms": round(truth, 2), "rel_error": round(rel, 4) if math.isfinite(rel) else None}
+
+
+def map_scores(state: dict[str, Any], oracle, protocol: str, hr: float, quantitative: bool
+               ) -> tuple[dict[str, Any], dict[str, bool], list[float]]:
+    """(details, checks, AQ terms) of the last map of a protocol (checks prefixed with t1_ / t2_)."""
+    kind = KIND_OF[protocol]
+    s = acquired_series(state, protocol)
+    if s is None or not s.get("mapping"):
+        return {}, {f"{kind}_map_acquired": False}, [0.0]
+    g = geometry_measures(s, oracle)
+    pm = parameter_measures(s, hr)
+    causes = list(s["mapping"]["causes"])
+    d: dict[str, Any] = {"series": s["uid"], "geometry": g, "parameters": pm, "causes": causes}
+    checks = {f"{kind}_{k}": v for k, v in geometry_ok(g).items()}
+    checks.update({f"{kind}_{k}": v for k, v in pm["ok"].items()})
+    checks[f"{kind}_artefact_free"] = not causes
+    lo, hi = MAP_MID_RANGE
+    terms = [aq_term(g["angle_to_long_axis_deg"], MAP_MAX_ANGLE_DEG),
+             aq_term(max(0.0, lo - g["position_share"], g["position_share"] - hi), 1.0 / 6.0),
+             100.0 if not causes else 25.0]
+    if quantitative:
+        q = quantitative_measures(state, s, oracle)
+        d["quantitative"] = q
+        checks[f"{kind}_value_within_tolerance"] = q["rel_error"] is not None and q["rel_error"] <= MAP_MAX_REL_ERROR
+        terms.append(aq_term(q["rel_error"] if q["rel_error"] is not None else float("inf"), MAP_MAX_REL_ERROR))
+    return d, checks, terms
+
+
+def _roi_measured(state: dict[str, Any]) -> bool:
+    return bool(events(state, "roi_measured"))
+
+
+def _stopped_row_retry(state: dict[str, Any]) -> tuple[dict[str, bool], dict[str, bool], dict[str, Any], float]:
+    seeded = state["start"].get("seeded") or {}
+    uid = seeded.get("stop_fault_row")
+    ev = session_events(state)
+    i_stop = next((i for i, e in enumerate(ev) if e["event"] == "row_fault_stopped" and e.get("row") == uid), None)
+    i_restart = next((i for i, e in enumerate(ev) if i_stop is not None and i > i_stop and e["event"] == "row_started"
+                      and e.get("row") == uid), None)
+    i_done = next((i for i, e in enumerate(ev) if i_restart is not None and i > i_restart and e["event"] == "row_done"
+                   and e.get("row") == uid), None)
+    stages = {"row_resumed": i_restart is not None, "row_completed": i_done is not None}
+    start = {r["uid"]: r for r in start_rows(state)}
+    end = {r["uid"]: r for r in state["queue"]}
+    others_started = sorted({e["row"] for e in ev if e["event"] == "row_started" and e.get("row") != uid})
+    changed = sorted(k for k, r in start.items() if k != uid and (
+        k not in end or end[k]["status"] != r["status"] or end[k]["params"] != r["params"] or end[k]["name"] != r["name"]))
+    added = sorted(set(end) - set(start))
+    checks = {"fault_happened": i_stop is not None, "stopped_row_done": end.get(uid, {}).get("status") == "done",
+              "no_other_row_started": not others_started, "other_rows_unchanged": not changed and not added}
+    details = {"stopped_row": uid, "fault_t": seeded.get("stop_fault_t"), "other_rows_started": others_started,
+               "rows_changed": changed, "rows_added": added}
+    aq = 100.0 * float(np.mean([checks["stopped_row_done"], checks["no_other_row_started"],
+                                checks["other_rows_unchanged"]]))
+    return stages, checks, details, aq
+
+
+# ---- the family ---------------------------------------------------------------------------------------
+@register(MAPPING)
+def mapping_oracle(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
+    """T1/T2 mapping tasks (geometry, parameters, acquire-inspect-correct) and the stopped-row recovery."""
+    task: MRTask = entry_for_card(card)
+    details: dict[str, Any] = {}
+    checks: dict[str, bool] = {}
+    stages: dict[str, bool] = {}
+    terms: list[float] = []
+    hr = float(state["physio"]["heart_rate_bpm"])
+    details["thresholds"] = {"angle_deg": MAP_MAX_ANGLE_DEG, "mid_range": list(MAP_MID_RANGE),
+                             "thickness_mm": list(MAP_THICKNESS_MM), "rel_error": MAP_MAX_REL_ERROR}
+    details["seeded"] = state["start"].get("seeded") or {}
+    if task.kind == "mapping_geometry":
+        planned, acquired = planned_then_acquired(state, task.protocol)
+        stages.update({"slice_planned": planned, "map_acquired": acquired})
+        s = acquired_series(state, task.protocol)
+        if s is None:
+            checks["map_acquired"] = False
+            terms = [0.0]
+        else:
+            g = geometry_measures(s, oracle)
+            details["geometry"] = g
+            checks.update(geometry_ok(g))
+            lo, hi = MAP_MID_RANGE
+            terms = [aq_term(g["angle_to_long_axis_deg"], MAP_MAX_ANGLE_DEG),
+                     aq_term(max(0.0, lo - g["position_share"], g["position_share"] - hi), 1.0 / 6.0)]
+    elif task.kind in ("mapping_parameters", "mapping_feedback"):
+        for protocol in MAP_PROTOCOLS:
+            d, c, t = map_scores(state, oracle, protocol, hr, quantitative=task.kind == "mapping_feedback")
+            kind = KIND_OF[protocol]
+            details[kind] = d
+            if task.kind == "mapping_parameters":  # L4 scores the parameters; geometry was staged
+                c = {k: v for k, v in c.items() if not k.endswith(("perpendicular_to_long_axis", "mid_ventricular"))}
+            checks.update(c)
+            terms += t
+            stages[f"{kind}_map_acquired"] = acquired_series(state, protocol) is not None
+        if task.kind == "mapping_parameters":
+            stages["parameters_set"] = any(e["event"] == "param_changed" for e in session_events(state))
+        else:
+            stages["map_inspected"] = _roi_measured(state)
+    else:
+        stages, checks, details2, aq = _stopped_row_retry(state)
+        details.update(details2)
+        terms = [aq]
+    stages = {k: bool(stages.get(k, False)) for k in stage_names(task)}
+    aq = float(np.mean(terms)) if terms else 0.0
+    return checks_verdict(stages, checks, aq, details, any(stages.values()), "nothing was done towards the task")
