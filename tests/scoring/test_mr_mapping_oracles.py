@@ -1,0 +1,91 @@
+"""mr_mapping oracle: the reference end state passes with T1/T2 within 5 % of the tissue table; an uncorrected
+faulty acquisition, a wrong window and a basal slice fail with their measures."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.agents.reference.common import Op
+from runner.agents.reference.mr import MRPlanner
+from runner.headless.mr import run_mr
+from scoring.oracles.mr_mapping import MOLLI_SCHEMES
+from scoring.registry.mr import MAP_MAX_REL_ERROR
+from tasks.card import load_card_file
+
+STAGED = "mr_t1t2_mapping_staged"
+
+
+def _card(tid: str):
+    return load_card_file(Path(__file__).resolve().parents[2] / "tasks" / "mr" / tid / "task.json")
+
+
+def _seed_with(card, subject: str, fault: str) -> int:
+    from runner.headless.drive import make_model
+
+    return next(s for s in range(8) if make_model(card, subject, s).mapping_fault == fault)
+
+
+def test_molli_schemes_agree_with_the_physics():
+    from rendering import mr_mapping as mm
+
+    assert set(MOLLI_SCHEMES) == set(mm.MOLLI_SCHEMES)
+
+
+def test_reference_end_state_passes_with_tissue_values():
+    card = _card(STAGED)
+    v = run_mr(card, "s02", _seed_with(card, "s02", "none")).verdict
+    assert v.outcome == "PASS", v.reason
+    for kind in ("t1", "t2"):
+        q = v.details[kind]["quantitative"]
+        assert q["roi_n"] > 30 and q["rel_error"] <= MAP_MAX_REL_ERROR, (kind, q)
+        assert v.details[kind]["causes"] == []
+
+
+class Uncorrected(MRPlanner):
+    """Acquire both staged rows as they are (optionally after setting one parameter)."""
+
+    def __init__(self, card, subject, param=None):
+        super().__init__(card, subject)
+        self.param = param
+
+    def next_op(self, st):
+        if st["header"]["scanner"]["status"] == "scanning":
+            return self._wait_running(st)
+        for protocol in ("t1_map_molli", "t2_map_t2prep"):
+            if self._session_done(st, protocol):
+                continue
+            row = next(r for r in st["queue"] if r["protocol"] == protocol and r["status"] == "pending")
+            if st["open_row"] != row["uid"]:
+                return Op("open", {"uid": row["uid"]})
+            if self.param and row["params"][self.param[0]] != self.param[1]:
+                return Op("set_param", {"name": self.param[0], "value": self.param[1]})
+            return Op("go")
+        return Op("done")
+
+
+@pytest.mark.parametrize("fault,check", [("shim_off_heart", "t1_artefact_free"),
+                                         ("window_exceeds_rr", "t1_window_within_rr"),
+                                         ("basal_slice", "t1_mid_ventricular")])
+def test_uncorrected_fault_fails_with_its_measure(fault, check):
+    card = _card(STAGED)
+    seed = _seed_with(card, "s02", fault)
+    v = run_mr(card, "s02", seed, Uncorrected(card, "s02")).verdict
+    assert v.outcome == "PARTIAL" and v.sr == 0.0 and not v.details["checks"][check], (fault, v.reason)
+    if fault == "basal_slice":
+        assert v.details["t1"]["geometry"]["position_share"] < 1.0 / 3.0
+
+
+def test_wrong_window_fails_even_without_a_seeded_fault():
+    card = _card(STAGED)
+    seed = _seed_with(card, "s02", "none")
+    v = run_mr(card, "s02", seed, Uncorrected(card, "s02", ("acq_window_ms", 900.0))).verdict
+    assert v.outcome != "PASS" and not v.details["checks"]["t1_window_within_rr"]
+
+
+def test_noop_fails_every_mapping_task():
+    from runner.headless.drive import score_initial
+
+    for tid in ("mr_t1t2_mapping_geometry_staged", "mr_t1t2_mapping_parameters", "mr_t1t2_mapping_from_boot",
+                "mr_t1t2_mapping_from_empty", STAGED, "L6_stopped_row_retry"):
+        assert score_initial(_card(tid), "s02", 0).outcome == "FAIL", tid
