@@ -5,7 +5,8 @@ the development subject, one console on one Xvfb:
 
 - `step_ms`: inject a UI click -> console settled -> screenshot captured -> PNG bytes in hand
   (median and p95); `drag_step_ms` the same for a drag on a viewport (CT: a range-edge handle; MR: a
-  localizer image from the series list onto a viewport); MR also `plan_drag_step_ms`, a planning grip
+  localizer image from the series list onto a viewport; US: the probe footprint on the body map, the live
+  image re-formed); MR also `plan_drag_step_ms`, a planning grip
   (the SAX row's centre) dragged on a localizer image, every viewport showing the group re-drawn;
 - `capture_ms` (grab + colour conversion) and `encode_ms` (PNG) medians, over all those steps;
 - `launch_s`: a fresh console, launch -> first frame captured (median);
@@ -36,7 +37,8 @@ from runner.xinput import open_input
 ROOT = Path(__file__).resolve().parent.parent
 # per modality; otherwise its first card. MR: the localizer is acquired at the start, so its images
 # can be dragged onto viewports.
-BENCH_TASK = {"ct": "ct_ui_smoke_routine", "mr": "mr_drag_coronal_to_viewport2_v1"}
+BENCH_TASK = {"ct": "ct_ui_smoke_routine", "mr": "mr_drag_coronal_to_viewport2_v1",
+              "us": "us_kidney_long_axis_search_v1"}
 
 
 def _p95(xs: list[float]) -> float:
@@ -151,7 +153,26 @@ def _mr_plan_drags(con: ConsoleProcess, inp, steps: int) -> list[Action]:
     return [Action("drag", x=x + (12 if i % 2 else 0), y=y, x2=x + (0 if i % 2 else 12), y2=y) for i in range(steps)]
 
 
-ACTIONS = {"ct": _ct_actions, "mr": _mr_actions}
+def _us_actions(con: ConsoleProcess, inp, steps: int) -> tuple[list[Action], Callable[[], list[Action]]]:
+    """Ultrasound: clicks on two grey-map buttons and the empty header (UI steps: the frame is re-mapped,
+    not re-formed); then drags of the probe footprint on the body map, 12 px up and down in turn (each
+    re-forms the live image from the subject: issue 13's probe-drag step, target <= 60 ms)."""
+    geo = con.geometry()["geometry"]
+    targets = [geo["grey_map:A"], geo["grey_map:B"], [600, 10, 10, 10]]
+    clicks = [Action("click", x=_centre(targets[i % 3])[0], y=_centre(targets[i % 3])[1]) for i in range(steps)]
+
+    def drags() -> list[Action]:
+        out = []
+        for i in range(steps):
+            x, y = _centre(con.geometry()["geometry"]["probe_footprint"]) if i == 0 else (x2, y2)
+            x2, y2 = x, y + (-12 if i % 2 == 0 else 12)
+            out.append(Action("drag", x=x, y=y, x2=x2, y2=y2))
+        return out
+
+    return clicks, drags
+
+
+ACTIONS = {"ct": _ct_actions, "mr": _mr_actions, "us": _us_actions}
 PLAN_DRAGS = {"mr": _mr_plan_drags}  # `plan_drag_step_ms`: a planning grip dragged on a viewport
 
 
