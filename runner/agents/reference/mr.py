@@ -231,8 +231,8 @@ class MRPlanner(MappingPolicy, PlanningPolicy):
 
 # ---- the GUI layer: one JSON action per step ----------------------------------------------------------
 MENU = {"repeat": "repeat", "skip": "skip", "delete": "delete", "rename": "rename"}
-TABS = {"trigger": "tab_physio", "main": "tab_geometry", "shim_mode": "tab_geometry"}
-CHOICE_PARAMS = ("trigger", "main", "shim_mode")
+TABS = {"trigger": "tab_physio", "main": "tab_geometry", "shim_mode": "tab_geometry", "scheme": "tab_contrast"}
+CHOICE_PARAMS = ("trigger", "main", "shim_mode", "scheme")
 # GUI planning: residuals a whole-pixel drag cannot resolve are typed into the geometry fields
 GUI_DRAG_RESOLUTION = (1.0, 2.0)  # deg, mm
 MAX_DRAGS = 16  # drags on one row before the solver types whatever geometry is left
@@ -326,7 +326,25 @@ class MRReferenceSolver(MRPlanner):
             x, y = centre(geo[f"series_item:{a['key']}"])
             tx, ty = centre(geo[f"viewport{a['viewport'] + 1}"])
             return json.dumps({"action": "drag", "x": x, "y": y, "to_x": tx, "to_y": ty})
+        if op.name == "measure_roi":
+            return self._roi_drag(g, st, a)
         raise ValueError(f"the MR reference solver has no GUI action for operation {op.name!r}")
+
+    def _roi_drag(self, g: dict[str, Any], st: dict[str, Any], a: dict[str, Any]) -> str:
+        """The ROI tool on, a drag across the ellipse's bounding box on the map (plane mm -> pixels with the
+        viewport's transform, x = ax*u + bx, y = ay*v + by), the tool off again (so later drags on the map
+        move planning graphics)."""
+        t = g["transforms"][f"viewport{a['viewport'] + 1}"]
+        (cu, cv), (ru, rv) = a["centre_mm"], a["radii_mm"]
+        x0, y0 = t["ax"] * (cu - ru) + t["bx"], t["ay"] * (cv + rv) + t["by"]
+        x1, y1 = t["ax"] * (cu + ru) + t["bx"], t["ay"] * (cv - rv) + t["by"]
+        drag = json.dumps({"action": "drag", "x": int(round(x0)), "y": int(round(y0)),
+                           "to_x": int(round(x1)), "to_y": int(round(y1))})
+        if st.get("roi_tool"):
+            self._pending = [("click", "roi_tool")]
+            return drag
+        self._pending = [("json", drag), ("click", "roi_tool")]
+        return click(self._geo["roi_tool"])
 
     # ---- typed fields and drags on the viewports (geometry planning) --------------------------------------
     def _type_field(self, name: str, value: float) -> str:
