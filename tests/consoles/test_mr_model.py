@@ -643,3 +643,51 @@ def test_prior_clipped_in_the_initial_state_records_the_clipped_end(rt):
     m = _model(rt, queue, landmark="kidneys", prior_clipped=True)
     assert m.prior_clipped and m.state()["start"]["seeded"]["prior_clip_end"] in ("upper", "lower")
     assert "prior_clip_end" not in _model(rt, queue, landmark="kidneys").state()["start"]["seeded"]
+
+
+# ---- mapping tasks' staging (issue 12) ---------------------------------------------------------------------
+MAP_QUEUE = [{"protocol": "localizer_3plane", "status": "done", "params": {"matrix": 64}},
+             {"protocol": "t1_map_molli", "mid_sax": True, "mapping_fault": True},
+             {"protocol": "t2_map_t2prep", "mid_sax": True, "mapping_fault": True}]
+FAULTS = ["none", "shim_off_heart", "window_exceeds_rr", "basal_slice"]
+
+
+def test_mapping_fault_is_balanced_over_seeds_and_spoils_both_rows(rt):
+    seen = []
+    for seed in range(4):
+        m = _model(rt, MAP_QUEUE, seed=seed, perturbations={"mapping_fault": FAULTS})
+        seen.append(m.mapping_fault)
+        assert m.start["seeded"]["mapping_fault"] == m.mapping_fault
+        assert m.start["seeded"]["mapping_fault_rows"] == [m.rows[1].uid, m.rows[2].uid]
+        clean = _model(rt, MAP_QUEUE[:2], seed=seed).rows[1].params  # no fault drawn: planned mid SAX
+        p = m.rows[1].params
+        if m.mapping_fault == "shim_off_heart":
+            assert p.shim_size_mm == (90.0, 90.0, 60.0) and p.shim_centre_mm is not None
+        elif m.mapping_fault == "window_exceeds_rr":
+            assert p.trigger_delay_ms + p.acq_window_ms > 60000.0 / m.heart_rate_bpm
+            assert m.row_conflicts(m.rows[1]) == [] and m.can_go()  # a warning, not a blocker
+        elif m.mapping_fault == "basal_slice":
+            axis, _, lo, hi = m._lv_axis()
+            shift = (np.asarray(p.centre_mm) - np.asarray(clean.centre_mm)) @ axis
+            assert shift == pytest.approx(-0.3 * (hi - lo), abs=0.5)
+        else:
+            assert p.to_dict() == clean.to_dict()
+    assert sorted(seen) == sorted(FAULTS)
+
+
+def test_stop_fault_stops_the_running_row_partway_and_go_resumes_it(rt):
+    queue = [{"protocol": "localizer_3plane", "status": "done", "params": {"matrix": 64}},
+             {"protocol": "cine_4ch", "status": "running", "remaining_s": 40, "stop_fault": True},
+             {"protocol": "cine_2ch"}]
+    m = _model(rt, queue, perturbations={"stop_fault_fraction": [0.4, 0.6]})
+    row = m.rows[1]
+    t_fault = m.start["seeded"]["stop_fault_t"]
+    assert m.start["seeded"]["stop_fault_row"] == row.uid and 16.0 <= t_fault <= 24.0
+    m.on_clock(0.0, 45.0)
+    assert row.status == "stopped" and row.series is None and "RF amplifier fault" in m.message
+    assert [e for e in m.events if e["event"] == "row_fault_stopped"][0]["row"] == row.uid
+    assert m.go_target().uid == m.rows[2].uid  # Go alone would run the next pending row
+    m.open(row.uid)
+    m.go()
+    m.on_clock(45.0, 45.0 + m.duration_s(row) + 1.0)
+    assert row.status == "done" and row.series is not None  # the fault happens once

@@ -71,3 +71,26 @@ def test_shipped_mr_cards_name_known_protocols_and_the_console_accepts_them():
             get_protocol(row["protocol"])
         m = MRModel(rt, card.id, 0, card.initial_state, card.perturbations)
         assert m.draws.unused_keys() == [], card.id  # every perturbation key is read by the console
+
+
+# ---- mapping tasks (issue 12) ---------------------------------------------------------------------------
+def test_mapping_protocols_named_by_the_card_are_the_consoles():
+    from consoles.mr.protocols import PROTOCOLS
+    from tasks.card import MR_MAPPING_PROTOCOLS
+
+    assert set(MR_MAPPING_PROTOCOLS) == {p.id for p in PROTOCOLS if p.map_kind}
+
+
+@pytest.mark.parametrize("where,value,message", [
+    ("perturbations", {"mapping_fault": ["shim_off_heart", "basal_slice"]}, "must include none"),
+    ("perturbations", {"mapping_fault": ["none", "shim_too_small"]}, "perturbations.mapping_fault.1"),
+    ("perturbations", {"stop_fault_fraction": [0.2, 1.2]}, "strictly between 0 and 1"),
+    ("initial_state", {"queue": [{"protocol": "cine_4ch", "mapping_fault": True}]}, "apply to a mapping row"),
+    ("initial_state", {"queue": [{"protocol": "t1_map_molli", "stop_fault": True}]}, "must be running"),
+    ("initial_state", {"queue": [{"protocol": "t1_map_molli", "status": "running", "stop_fault": True},
+                                 {"protocol": "t2_map_t2prep", "status": "running", "stop_fault": True}]},
+     "at most one"),
+])
+def test_mapping_keys_are_checked_with_clear_errors(where, value, message):
+    with pytest.raises(TaskCardError, match=message):
+        _card(**{where: value})
