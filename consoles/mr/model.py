@@ -473,27 +473,34 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
                                                                    "shift_mm": round(shift, 2)}
 
     def _lv_axis(self) -> tuple[np.ndarray, np.ndarray, float, float]:
-        """(unit axis base -> apex, point on it, extent lo, hi along it) of the LV (myocardium and blood pool)
-        labels: their principal axis, pointing away from the left atrium; memoised per subject."""
+        """(unit axis base -> apex, the base point, extent lo, hi along it) of the left ventricle from its
+        labels: the base where the LV blood pool meets the left atrium (the mitral valve), the apex the LV
+        voxel farthest from it; memoised per subject."""
         key = (self.subject.id, ("__lv_axis__",))
         if key not in _LABEL_BOXES:
             names = self.subject.label_names
-            ids = [k for k, n in names.items() if n in ("lv_myocardium", "lv_blood")]
-            self._require(bool(ids), "this subject has no left ventricle labels")
-            k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
-            pts = np.stack([self.subject.world_x()[i], self.subject.world_y()[j], self.subject.world_z()[k]], axis=1)
-            c = pts.mean(axis=0)
-            _, _, vt = np.linalg.svd(pts[:: max(1, len(pts) // 20000)] - c, full_matrices=False)
-            axis = vt[0]
-            la = [k2 for k2, n in names.items() if n == "la_blood"]
-            if la:
-                kk, jj, ii = np.nonzero(self.subject.labels == la[0])
-                la_c = np.array([self.subject.world_x()[ii].mean(), self.subject.world_y()[jj].mean(),
-                                 self.subject.world_z()[kk].mean()])
-                if (la_c - c) @ axis > 0:
-                    axis = -axis
-            s = (pts - c) @ axis
-            _LABEL_BOXES[key] = (np.concatenate([axis, c]), np.array([s.min(), s.max()]))
+
+            def points(wanted: tuple[str, ...]) -> np.ndarray:
+                ids = [k for k, n in names.items() if n in wanted]
+                self._require(bool(ids), f"this subject has no {' / '.join(wanted)} labels")
+                k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
+                return np.stack([self.subject.world_x()[i], self.subject.world_y()[j], self.subject.world_z()[k]],
+                                axis=1)
+
+            from scipy import ndimage
+
+            lv = points(("lv_myocardium", "lv_blood"))
+            lab = self.subject.labels
+            la = np.isin(lab, [k for k, n in names.items() if n == "la_blood"])
+            valve = ndimage.binary_dilation(la, iterations=2) & np.isin(
+                lab, [k for k, n in names.items() if n == "lv_blood"])  # LV blood touching the atrium
+            self._require(bool(valve.any()), "this subject's LV blood pool does not meet the left atrium")
+            k, j, i = np.nonzero(valve)
+            base = np.array([self.subject.world_x()[i].mean(), self.subject.world_y()[j].mean(),
+                             self.subject.world_z()[k].mean()])
+            apex = lv[int(np.argmax(np.linalg.norm(lv - base, axis=1)))]
+            axis = (apex - base) / np.linalg.norm(apex - base)
+            _LABEL_BOXES[key] = (np.concatenate([axis, base]), np.array([0.0, float(np.linalg.norm(apex - base))]))
         ac, ext = _LABEL_BOXES[key]
         return ac[:3].copy(), ac[3:].copy(), float(ext[0]), float(ext[1])
 
