@@ -1,0 +1,87 @@
+"""Ultrasound tasks end to end on a real Xvfb: the real US console, real XTEST input, real screenshots.
+
+That the reference passes every card in the GUI on dev is checked in tests/test_conformance.py; here:
+the reference on a spread of cohort subjects and seeds, the no-op and random agents never passing, and
+1,000 random actions (then a run of random drags on the probe's body map) without a crash or hang.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runner.agents.reference import ReferenceAgent
+from runner.agents.simple import NoopAgent, RandomAgent
+from runner.episode import EpisodeSpec, run_episode
+from runner.results import episode_dir
+from runner.run import run_sequential
+from tasks.card import select_cards
+
+pytestmark = pytest.mark.display
+
+US_CARDS = select_cards("us")
+COHORT = [f"s{i:02d}" for i in range(1, 31)]
+
+
+def _with_budget(card, steps: int):
+    return card.model_copy(update={"budgets": card.budgets.model_copy(update={"max_steps": steps})})
+
+
+def test_the_seven_kidney_tasks_exist():
+    assert sorted(c.id for c in US_CARDS) == sorted([
+        "us_kidney_set_acquisition_v1", "us_kidney_set_display_v1", "us_kidney_measure_annotate_save_v1",
+        "us_kidney_preset_acquire_save_v1", "us_kidney_long_axis_search_v1",
+        "us_kidney_acquisition_optimization_v1", "us_kidney_contact_vs_gain_v1"])
+    assert sorted(c.level for c in US_CARDS) == [0, 0, 1, 1, 3, 4, 6]
+
+
+def test_reference_passes_every_us_card_in_the_gui_on_cohort_subjects(tmp_path):
+    """Each card twice, on cohort subjects and seeds spread over s01..s30 and seeds 0-2 (one process,
+    consoles reset in place between episodes, as a worker runs them)."""
+    specs = [EpisodeSpec(c, COHORT[(11 * i + 5 + 13 * k) % 30], (i + k) % 3)
+             for k in range(2) for i, c in enumerate(US_CARDS)]
+    verdicts = run_sequential(specs, ReferenceAgent, tmp_path, "reference")
+    bad = [(s.card.id, s.subject, s.seed, v.outcome, v.reason) for s, v in zip(specs, verdicts)
+           if v.outcome != "PASS" or v.termination != "done" or v.sr != 1.0]
+    assert bad == []
+
+
+def test_noop_and_random_agents_never_pass_a_us_card(display, tmp_path):
+    for card in US_CARDS:
+        noop = run_episode(EpisodeSpec(_with_budget(card, 3), "dev", 1), NoopAgent(), tmp_path, display)
+        rnd = run_episode(EpisodeSpec(_with_budget(card, 40), "dev", 1), RandomAgent(base_seed=5), tmp_path,
+                          display)
+        assert noop.outcome in ("FAIL", "PARTIAL") and noop.sr == 0.0, (card.id, noop.reason)
+        assert rnd.outcome != "PASS" and rnd.sr == 0.0, (card.id, rnd.reason)
+        assert rnd.outcome != "INVALID", (card.id, rnd.reason)
+
+
+class _ProbeMapDrags(RandomAgent):
+    """Random allowed actions, every other one a drag of the probe footprint (found through the
+    console's geometry export, a test's privilege) to a random point of the screen."""
+
+    name = "random_probe"
+
+    def bind_control(self, control) -> None:
+        self.control = control
+
+    def act(self, obs) -> str:
+        if self.rng.random() < 0.5:
+            return super().act(obs)
+        x, y, w, h = self.control.geometry()["geometry"]["probe_footprint"]
+        r = self.rng
+        return json.dumps({"action": "drag", "x": int(x + w // 2), "y": int(y + h // 2),
+                           "to_x": int(r.integers(obs.width)), "to_y": int(r.integers(obs.height))})
+
+
+def test_a_thousand_random_us_actions_with_probe_drags_do_not_crash_or_hang(display, tmp_path):
+    card = _with_budget({c.id: c for c in US_CARDS}["us_kidney_long_axis_search_v1"], 1000)
+    v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=13), tmp_path / "any", display)
+    assert v.termination == "budget" and v.outcome != "INVALID", v.reason
+    assert v.steps == 1000
+    drags = run_episode(EpisodeSpec(_with_budget(card, 300), "dev", 1), _ProbeMapDrags(base_seed=17),
+                        tmp_path / "drags", display)
+    assert drags.termination == "budget" and drags.outcome != "INVALID", drags.reason
+    assert drags.steps == 300
+    st = json.loads((episode_dir(tmp_path / "drags", "random_probe", card.id, "dev", 1) / "state.json").read_text())
+    assert sum(e["event"] == "probe_moved" for e in st["events"]) >= 20  # the drags did move the probe
