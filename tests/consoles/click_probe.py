@@ -10,7 +10,7 @@ import os
 
 
 def main() -> int:
-    from consoles.common.determinism import apply_environment, configure_application
+    from consoles.common.determinism import InputFence, apply_environment, configure_application
 
     apply_environment()
     from PySide6 import QtCore, QtWidgets
@@ -36,11 +36,19 @@ def main() -> int:
     w.show()
     w.activateWindow()
 
+    fence = None
+
     def settle() -> None:
+        # as the console shell settles: the input fence first (every injected X event handled; a bare
+        # processEvents could run before Qt's reader thread queued them, and under load a click then
+        # showed up a step late), then what those events posted
+        if fence is not None:
+            fence.pass_through()
         for _ in range(3):
             app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
 
     settle()
+    fence = InputFence(app, w)
     xin = XTestInput(os.environ["DISPLAY"])
     script = {
         "double_click": ['{"action": "double_click", "x": 100, "y": 100}'],
