@@ -64,7 +64,7 @@ def test_shipped_mr_cards_name_known_protocols_and_the_console_accepts_them():
     from rendering.subjects import load_runtime
 
     cards = select_cards("mr")
-    assert len(cards) == 28  # 15 + the 13 geometry-planning cards (issue 11)
+    assert len(cards) == 34  # 15 + the 13 geometry-planning cards (issue 11) + the 6 mapping cards (issue 12)
     rt = load_runtime("dev")
     for card in cards:
         for row in card.initial_state.get("queue", []):
