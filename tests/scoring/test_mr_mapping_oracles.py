@@ -72,8 +72,13 @@ def test_uncorrected_fault_fails_with_its_measure(fault, check):
     seed = _seed_with(card, "s02", fault)
     v = run_mr(card, "s02", seed, Uncorrected(card, "s02")).verdict
     assert v.outcome == "PARTIAL" and v.sr == 0.0 and not v.details["checks"][check], (fault, v.reason)
-    if fault == "basal_slice":
+    if fault == "basal_slice":  # outside the mid third: the oracle's mid-ventricular ROI is empty there
         assert v.details["t1"]["geometry"]["position_share"] < 1.0 / 3.0
+        assert v.details["t1"]["quantitative"]["roi_n"] == 0
+    else:  # the map is measurably worse than the same subject's clean map: T1 scattered (and biased)
+        clean = run_mr(card, "s02", _seed_with(card, "s02", "none"), Uncorrected(card, "s02")).verdict
+        sd, sd0 = (x.details["t1"]["quantitative"]["roi_sd_ms"] for x in (v, clean))
+        assert sd > 3.0 * sd0, (fault, sd, sd0)
 
 
 def test_wrong_window_fails_even_without_a_seeded_fault():
