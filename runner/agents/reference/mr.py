@@ -324,11 +324,11 @@ class MRReferenceSolver(MRPlanner):
             return click(geo[f"series_item:{a['key']}"])
         if op.name == "load_entry":
             x, y = centre(geo[f"series_item:{a['key']}"])
+            tx, ty = centre(geo[f"viewport{a['viewport'] + 1}"])
             lx, ly, lw, lh = geo["series_list"]
             if not ly + 4 <= y <= ly + lh - 4:  # the entry is scrolled out of the list: scroll towards it
                 return json.dumps({"action": "scroll", "x": lx + lw // 2, "y": ly + lh // 2,
                                    "clicks": 1 if y > ly + lh - 4 else -1})  # + scrolls down
-            tx, ty = centre(geo[f"viewport{a['viewport'] + 1}"])
             return json.dumps({"action": "drag", "x": x, "y": y, "to_x": tx, "to_y": ty})
         if op.name == "measure_roi":
             return self._roi_drag(g, st, a)
