@@ -77,8 +77,10 @@ def test_noop_and_random_agents_never_pass_an_mr_card(display, tmp_path):
         assert rnd.outcome != "INVALID", (card.id, rnd.reason)
 
 
-def test_a_thousand_random_mr_actions_do_not_crash_or_hang(display, tmp_path):
-    card = _with_budget({c.id: c for c in MR_CARDS}["L2a_queue_mutation"], 1000)
+@pytest.mark.parametrize("task", ["L2a_queue_mutation", "mr_t1t2_mapping_staged"])
+def test_a_thousand_random_mr_actions_do_not_crash_or_hang(display, tmp_path, task):
+    """The queue, library and series list; and a mapping exam (maps, ROI tool, planning grips)."""
+    card = _with_budget({c.id: c for c in MR_CARDS}[task], 1000)
     v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=11), tmp_path, display)
     assert v.termination == "budget", v.reason
     assert v.outcome != "INVALID", v.reason
