@@ -806,7 +806,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         if s.localizer and self.autoload_localizer:
             for k in range(min(3, len(self.layout.viewports))):  # sagittal, coronal, transverse into 1-3
                 self._load(k, s.uid, k)
-        self.message = f"{row.name} done: series {s.uid} ({s.n_images} images)."
+        self.message = f"{row.name} done: series {s.uid} ({s.n_images} image{'' if s.n_images == 1 else 's'})."
         self._changed("series")
 
     def _form_series(self, row: QueueRow, prior: bool) -> Series:

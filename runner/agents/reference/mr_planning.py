@@ -256,7 +256,8 @@ class PlanningPolicy:
         return Op("go")
 
     def _show_last_series(self, st: dict[str, Any], protocol: str) -> Op | None:
-        """Put the last acquired series of a protocol into the last viewport (planning on it next)."""
+        """Put the last acquired series of a protocol into the last viewport (planning on it next, or the
+        result on screen at the end)."""
         uids = {r["uid"] for r in self._rows_of(st, protocol)}
         series = [s for s in st["series"] if s["row"] in uids]
         if not series:
@@ -281,7 +282,8 @@ class PlanningPolicy:
                 return op
         if st["header"]["scanner"]["status"] == "scanning":
             return self._wait_running(st)
-        return Op("done")
+        # the result on screen before saying done, as a radiographer checks the acquired plane
+        return self._show_last_series(st, VIEW_PROTOCOL[views[-1]]) or Op("done")
 
     # ---- kinds ------------------------------------------------------------------------------------
     def _long_axis(self, st):
@@ -347,7 +349,9 @@ class PlanningPolicy:
     def _renal_task(self, st, geometry: bool, fault: str | None = None, repeat: bool = False) -> Op:
         protocol = self.task.protocol
         if self._session_done(st, protocol):
-            return self._wait_running(st) if st["header"]["scanner"]["status"] == "scanning" else Op("done")
+            if st["header"]["scanner"]["status"] == "scanning":
+                return self._wait_running(st)
+            return self._show_last_series(st, protocol) or Op("done")  # the acquired slab on screen
         if st["header"]["scanner"]["status"] == "scanning":
             return self._wait_running(st)
         rows = [r for r in self._rows_of(st, protocol) if r["status"] in ("pending", "stopped")]
