@@ -11,9 +11,9 @@ re-acquisition replaces a faulty one):
   interval at the subject's heart rate, window against one single-shot image, scheme, slice thickness;
 - artefact causes recorded at acquisition (series[].mapping.causes: shim off the heart, banding, window over
   RR, motion, untriggered);
-- quantitative: the map re-formed from the dump (the console's own deterministic physics,
-  consoles.mr.mapping.acquire with the series' parameters, heart rate and noise seed -- the oracle never
-  trusts a number the console reports) and its mean in the oracle's mid-ventricular myocardial ROI
+- quantitative: the map re-formed from the dump (the same deterministic physics, rendering.mr_mapping, with
+  the series' slice pose, parameters, heart rate, shim box and noise seed -- the oracle never trusts a number
+  the console reports) and its mean in the oracle's mid-ventricular myocardial ROI
   (rendering.mr_mapping.myocardial_roi) against the tissue table's myocardial T1 / T2.
 
 L6 (stopped_row_retry): the row the seeded fault stopped was started again after the stop and finished;
@@ -87,22 +87,33 @@ def parameter_measures(series: dict[str, Any], heart_rate_bpm: float) -> dict[st
 
 
 def reformed_map(state: dict[str, Any], series: dict[str, Any], oracle):
-    """The series' map formed again from the dump (parameters, heart rate, field, noise seed): the console's
-    deterministic physics, so the oracle measures pixels rather than trusting reported statistics."""
-    from consoles.mr import mapping
-    from consoles.mr.protocols import get_protocol
-    from consoles.mr.row_params import RowParams
+    """The series' map formed again from the dump with rendering.mr_mapping (the slice pose of its
+    images, its parameters, heart rate, field, shim box and noise seed): the console's deterministic
+    physics, so the oracle measures pixels rather than trusting reported statistics. (Only rendering
+    is used: scoring never imports console code.)"""
+    from rendering import mr_mapping as mm
+    from rendering.geometry import PlanePose
+    from rendering.mr_image import SliceGroup
 
     cache = oracle.__dict__.setdefault("_reformed_maps", {})
     key = (state["task"], state["seed"], series["uid"], repr(sorted(series["params"].items())))
     if key not in cache:
-        p = RowParams.from_dict(series["params"])
-        hr = float(series["mapping"]["heart_rate_bpm"])
-        d = mapping.acquire(oracle.runtime, p, get_protocol(series["protocol"]), hr, float(series["mapping"]["field_t"]),
-                            (state["task"], state["seed"], series["uid"]), series["t_start"])
+        p, rec, im = series["params"], series["mapping"], series["images"][0]
+        pose = PlanePose.from_axes(im["centre_mm"], im["u"], im["v"])
+        group = SliceGroup(pose, fov_read_mm=float(p["fov_read_mm"]), fov_phase_mm=float(p["fov_phase_mm"]),
+                           matrix_read=int(p["matrix"]), thickness_mm=float(p["thickness_mm"]),
+                           gap_mm=float(p["gap_mm"]), n_slices=int(p["n_slices"]))
+        lines = mm.readout_for(rec["kind"], group.shape[0])
+        readout = mm.Readout(float(p["flip_deg"]), float(p["tr_ms"]), lines.n_lines, lines.centre_line)
+        box = mm.shim_box_on_pose(pose, rec["shim_box"]["centre"], rec["shim_box"]["size_mm"])
+        acquire = mm.acquire_t1_map if rec["kind"] == "t1" else mm.acquire_t2_map
+        res = acquire(oracle.runtime, group, rec["scheme"], float(rec["heart_rate_bpm"]), field_t=float(rec["field_t"]),
+                      trigger=p["trigger"], trigger_delay_ms=float(p["trigger_delay_ms"]),
+                      acq_window_ms=float(p["acq_window_ms"]), shim_box=box, readout=readout,
+                      averages=float(p["averages"]), seed=(state["task"], state["seed"], series["uid"]))
         if len(cache) > 16:
             cache.clear()
-        cache[key] = d.result
+        cache[key] = res
     return cache[key]
 
 
