@@ -11,38 +11,18 @@ the cores, so compare medians with it (CPU time shows this process's own cost).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-
-def _times_ms(fn, repeats: int, before=None) -> tuple[list[float], list[float]]:
-    """Wall and CPU (this process) milliseconds per run."""
-    wall, cpu = [], []
-    for _ in range(repeats):
-        if before is not None:
-            before()
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(1000 * (time.perf_counter() - t))
-        cpu.append(1000 * (time.process_time() - c))
-    return wall, cpu
+from bench.timing import parse_args, times_ms  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--subject", default="dev")
-    ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    if args.repeats < 10:
-        ap.error("--repeats must be >= 10 (medians over at least 10 runs)")
+    args = parse_args(argv, default_repeats=15)
     import numpy as np
 
     from rendering import mr_mapping as mm
@@ -58,10 +38,10 @@ def main(argv=None) -> int:
     seeds = iter(range(10 ** 6))
     load0 = os.getloadavg()
 
-    def t1map():
+    def t1map(_i=0):
         mm.acquire_t1_map(rt, group, "5(3)3", 60.0, seed=next(seeds))
 
-    def t2map():
+    def t2map(_i=0):
         mm.acquire_t2_map(rt, group, heart_rate_bpm=60.0, seed=next(seeds))
 
     def clear():
@@ -70,18 +50,18 @@ def main(argv=None) -> int:
 
     out: dict[str, float | str] = {}
     t1map(), t2map()  # imports and first-touch of the subject: not part of any figure
-    out["t1_molli_cold_ms"] = round(statistics.median(_times_ms(t1map, 3, clear)[0]), 1)
-    out["t2_prep_cold_ms"] = round(statistics.median(_times_ms(t2map, 3, clear)[0]), 1)
+    out["t1_molli_cold_ms"] = round(statistics.median(times_ms(t1map, 3, clear)[0]), 1)
+    out["t2_prep_cold_ms"] = round(statistics.median(times_ms(t2map, 3, clear)[0]), 1)
     t1map(), t2map()
     for name, fn in (("t1_molli_acq_fit", t1map), ("t2_prep_acq_fit", t2map)):
-        wall, cpu = _times_ms(fn, args.repeats)
+        wall, cpu = times_ms(fn, args.repeats)
         out[f"{name}_warm_median_ms"] = round(statistics.median(wall), 1)
         out[f"{name}_warm_min_ms"] = round(min(wall), 1)
         out[f"{name}_warm_median_cpu_ms"] = round(statistics.median(cpu), 1)
     s = mm.acquire_t1_map(rt, group, "5(3)3", 60.0, seed=0)
     y = np.stack([im.pixels for im in s.sources]).reshape(len(s.sources), -1).T.copy()
     floor = mm.NOISE_FLOOR_SIGMAS * s.noise_sigma
-    wall, cpu = _times_ms(lambda: mm.fit_molli(y, s.times_ms, floor=floor), args.repeats)
+    wall, cpu = times_ms(lambda _i: mm.fit_molli(y, s.times_ms, floor=floor), args.repeats)
     out["molli_fit_only_192x192_median_ms"] = round(statistics.median(wall), 1)
     out["molli_fit_only_median_cpu_ms"] = round(statistics.median(cpu), 1)
     out["fitted_pixels"] = int((y.max(axis=1) > floor).sum())

@@ -10,38 +10,18 @@ The machine's load average is printed: other processes share the cores, so compa
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-
-def _times_ms(fn, repeats: int, before=None) -> tuple[list[float], list[float]]:
-    """Wall and CPU (this process) milliseconds per run: under load, CPU time shows our own cost."""
-    wall, cpu = [], []
-    for _ in range(repeats):
-        if before is not None:
-            before()
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(1000 * (time.perf_counter() - t))
-        cpu.append(1000 * (time.process_time() - c))
-    return wall, cpu
+from bench.timing import parse_args, times_ms  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--subject", default="dev")
-    ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    if args.repeats < 10:
-        ap.error("--repeats must be >= 10 (medians over at least 10 runs)")
+    args = parse_args(argv, default_repeats=15)
     from rendering import mr_image as MI
     from rendering.mr_physics import PRESETS
     from rendering.subjects import load_runtime
@@ -55,19 +35,19 @@ def main(argv=None) -> int:
     seeds = iter(range(10 ** 6))
     load0 = os.getloadavg()
 
-    def localizer():
+    def localizer(_i=0):
         MI.acquire_localizer(rt, iso, seed=next(seeds))
 
-    def series():
+    def series(_i=0):
         MI.acquire_series(rt, group, haste, seed=next(seeds))
 
     out: dict[str, float | str] = {}
     localizer(), series()  # first call imports scipy.ndimage: not part of either figure
-    out["localizer_cold_ms"] = round(statistics.median(_times_ms(localizer, 3, MI.clear_cache)[0]), 1)
-    out["series_cold_ms"] = round(statistics.median(_times_ms(series, 3, MI.clear_cache)[0]), 1)
+    out["localizer_cold_ms"] = round(statistics.median(times_ms(localizer, 3, MI.clear_cache)[0]), 1)
+    out["series_cold_ms"] = round(statistics.median(times_ms(series, 3, MI.clear_cache)[0]), 1)
     localizer(), series()  # warm the caches
     for name, fn in (("localizer", localizer), ("series_20x256x256", series)):
-        wall, cpu = _times_ms(fn, args.repeats)
+        wall, cpu = times_ms(fn, args.repeats)
         out[f"{name}_warm_median_ms"] = round(statistics.median(wall), 1)
         out[f"{name}_warm_min_ms"] = round(min(wall), 1)
         out[f"{name}_warm_median_cpu_ms"] = round(statistics.median(cpu), 1)

@@ -11,7 +11,6 @@ The machine's load average is printed: other processes share the cores, so compa
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -20,27 +19,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-
-def _times_ms(fn, repeats: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU (this process) milliseconds per run: under load, CPU time shows our own cost."""
-    wall, cpu = [], []
-    for i in range(repeats):
-        t, c = time.perf_counter(), time.process_time()
-        fn(i)
-        wall.append(1000 * (time.perf_counter() - t))
-        cpu.append(1000 * (time.process_time() - c))
-    return wall, cpu
+from bench.timing import parse_args, times_ms  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--subject", default="dev")
-    ap.add_argument("--repeats", type=int, default=30)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    if args.repeats < 10:
-        ap.error("--repeats must be >= 10 (medians over at least 10 runs)")
+    args = parse_args(argv, default_repeats=30)
     from rendering import us_image as U
     from rendering.subjects import load_runtime
 
@@ -78,7 +61,7 @@ def main(argv=None) -> int:
     for name, fn in (("frame_256x512_to_512x512", frame), ("acquire_beam", acquire),
                      ("display_scan_convert", display), ("pose_to_geometry", probe_move),
                      ("model_probe_drag_step", model_drag)):
-        wall, cpu = _times_ms(fn, args.repeats)
+        wall, cpu = times_ms(fn, args.repeats)
         out[f"{name}_median_ms"] = round(statistics.median(wall), 1)
         out[f"{name}_min_ms"] = round(min(wall), 1)
         out[f"{name}_median_cpu_ms"] = round(statistics.median(cpu), 1)
