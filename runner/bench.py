@@ -12,8 +12,11 @@ the development subject, one console on one Xvfb:
 - `launch_s`: a fresh console, launch -> first frame captured (median);
 - `reset_s`: the same console reset in place to a new episode -> first frame captured (median);
 - `pss_mib`: PSS of runner worker + Xvfb + console after the steps (runner/memory.py);
-- `ui_step_vs_ct`: each other console's UI step median over CT's, in the same run (issue 10: MR's
-  within 10 %).
+- `ui_settle_ms`: the UI steps' inject -> settled part alone (the console's own overhead, without the
+  screenshot, whose PNG encoding grows with what the screen shows: four MR images encode slower than
+  CT's form page);
+- `ui_step_vs_ct`, `ui_settle_vs_ct`: each other console's UI step and settle medians over CT's, in the
+  same run (issue 10: MR's step overhead within 10 %).
 """
 from __future__ import annotations
 
@@ -72,9 +75,11 @@ class _StepTimer:
         self.inp, self.con, self.cap = inp, con, cap
         self.capture_ms: list[float] = []
         self.encode_ms: list[float] = []
+        self.settle_ms: list[float] = []  # inject -> settled, of the last run
 
     def run(self, actions: list[Action]) -> list[float]:
         step_ms = []
+        self.settle_ms = []
         for a in actions:
             t0 = time.perf_counter()
             self.inp.perform(a)
@@ -85,6 +90,7 @@ class _StepTimer:
             encode_png(rgb)
             t3 = time.perf_counter()
             step_ms.append((t3 - t0) * 1e3)
+            self.settle_ms.append((t1 - t0) * 1e3)
             self.capture_ms.append((t2 - t1) * 1e3)
             self.encode_ms.append((t3 - t2) * 1e3)
         return step_ms
@@ -197,6 +203,7 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
         timer = _StepTimer(inp, con, cap)
         clicks, drags = ACTIONS[modality](con, inp, steps)
         step_ms = timer.run(clicks)
+        ui_settle_ms = timer.settle_ms
         drag_ms = timer.run(drags())
         plan_ms = timer.run(PLAN_DRAGS[modality](con, inp, steps)) if modality in PLAN_DRAGS else []
         parts = {"worker": pss_mib(os.getpid()), "xvfb": pss_mib(disp.proc.pid), "console": pss_mib(con.proc.pid)}
@@ -213,6 +220,7 @@ def bench_modality(disp: VirtualDisplay, modality: str, steps: int, launches: in
     out: dict[str, Any] = {
         "task": task, "subject": "dev", "steps": steps, "launches": launches,
         "step_ms": {"median": _med(step_ms), "p95": round(_p95(step_ms), 2)},
+        "ui_settle_ms": _med(ui_settle_ms),
         "drag_step_ms": {"median": _med(drag_ms), "p95": round(_p95(drag_ms), 2)},
         **({"plan_drag_step_ms": {"median": _med(plan_ms), "p95": round(_p95(plan_ms), 2)}} if plan_ms else {}),
         "capture_ms": _med(timer.capture_ms), "encode_ms": _med(timer.encode_ms),
@@ -232,6 +240,8 @@ def run_bench(steps: int = 60, launches: int = 5, modalities: list[str] | None =
     if "ct" in figures:  # UI step overhead of every other console against CT's, measured in this run
         ct = figures["ct"]["step_ms"]["median"]
         out["ui_step_vs_ct"] = {m: round(f["step_ms"]["median"] / ct, 3) for m, f in figures.items() if m != "ct"}
+        ct_settle = figures["ct"]["ui_settle_ms"]
+        out["ui_settle_vs_ct"] = {m: round(f["ui_settle_ms"] / ct_settle, 3) for m, f in figures.items() if m != "ct"}
     return out
 
 
@@ -242,7 +252,7 @@ def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
         print(json.dumps(report, indent=2))
         return 0
     for m, ratio in report.get("ui_step_vs_ct", {}).items():
-        print(f"{m} UI step median / CT's: {ratio:.3f}")
+        print(f"{m} UI step median / CT's: {ratio:.3f}; settle only: {report['ui_settle_vs_ct'][m]:.3f}")
     for m, f in report["modalities"].items():
         print(f"{m} ({f['task']}, subject dev; {f['steps']} steps, {f['launches']} launches/resets)")
         for k, v in f.items():
