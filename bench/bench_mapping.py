@@ -11,14 +11,13 @@ the cores, so compare medians with it (CPU time shows this process's own cost).
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.timing import parse_args, times_ms  # noqa: E402
+from bench.timing import parse_args, record, report, times_ms  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -54,10 +53,7 @@ def main(argv=None) -> int:
     out["t2_prep_cold_ms"] = round(statistics.median(times_ms(t2map, 3, clear)[0]), 1)
     t1map(), t2map()
     for name, fn in (("t1_molli_acq_fit", t1map), ("t2_prep_acq_fit", t2map)):
-        wall, cpu = times_ms(fn, args.repeats)
-        out[f"{name}_warm_median_ms"] = round(statistics.median(wall), 1)
-        out[f"{name}_warm_min_ms"] = round(min(wall), 1)
-        out[f"{name}_warm_median_cpu_ms"] = round(statistics.median(cpu), 1)
+        record(out, name, fn, args.repeats, "_warm")
     s = mm.acquire_t1_map(rt, group, "5(3)3", 60.0, seed=0)
     y = np.stack([im.pixels for im in s.sources]).reshape(len(s.sources), -1).T.copy()
     floor = mm.NOISE_FLOOR_SIGMAS * s.noise_sigma
@@ -65,15 +61,7 @@ def main(argv=None) -> int:
     out["molli_fit_only_192x192_median_ms"] = round(statistics.median(wall), 1)
     out["molli_fit_only_median_cpu_ms"] = round(statistics.median(cpu), 1)
     out["fitted_pixels"] = int((y.max(axis=1) > floor).sum())
-    out["repeats"] = args.repeats
-    load1 = os.getloadavg()
-    out["load_avg_1min_before_after"] = f"{load0[0]:.2f} / {load1[0]:.2f} on {os.cpu_count()} cores"
-    if args.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k:40s} {v}")
-    return 0
+    return report(out, args, load0)
 
 
 if __name__ == "__main__":

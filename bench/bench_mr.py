@@ -10,14 +10,13 @@ The machine's load average is printed: other processes share the cores, so compa
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.timing import parse_args, times_ms  # noqa: E402
+from bench.timing import parse_args, record, report, times_ms  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -47,19 +46,8 @@ def main(argv=None) -> int:
     out["series_cold_ms"] = round(statistics.median(times_ms(series, 3, MI.clear_cache)[0]), 1)
     localizer(), series()  # warm the caches
     for name, fn in (("localizer", localizer), ("series_20x256x256", series)):
-        wall, cpu = times_ms(fn, args.repeats)
-        out[f"{name}_warm_median_ms"] = round(statistics.median(wall), 1)
-        out[f"{name}_warm_min_ms"] = round(min(wall), 1)
-        out[f"{name}_warm_median_cpu_ms"] = round(statistics.median(cpu), 1)
-    out["repeats"] = args.repeats
-    load1 = os.getloadavg()
-    out["load_avg_1min_before_after"] = f"{load0[0]:.2f} / {load1[0]:.2f} on {os.cpu_count()} cores"
-    if args.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k:36s} {v}")
-    return 0
+        record(out, name, fn, args.repeats, "_warm")
+    return report(out, args, load0)
 
 
 if __name__ == "__main__":

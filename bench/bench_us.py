@@ -11,15 +11,12 @@ The machine's load average is printed: other processes share the cores, so compa
 """
 from __future__ import annotations
 
-import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.timing import parse_args, times_ms  # noqa: E402
+from bench.timing import parse_args, record, report  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -61,19 +58,8 @@ def main(argv=None) -> int:
     for name, fn in (("frame_256x512_to_512x512", frame), ("acquire_beam", acquire),
                      ("display_scan_convert", display), ("pose_to_geometry", probe_move),
                      ("model_probe_drag_step", model_drag)):
-        wall, cpu = times_ms(fn, args.repeats)
-        out[f"{name}_median_ms"] = round(statistics.median(wall), 1)
-        out[f"{name}_min_ms"] = round(min(wall), 1)
-        out[f"{name}_median_cpu_ms"] = round(statistics.median(cpu), 1)
-    out["repeats"] = args.repeats
-    load1 = os.getloadavg()
-    out["load_avg_1min_before_after"] = f"{load0[0]:.2f} / {load1[0]:.2f} on {os.cpu_count()} cores"
-    if args.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k:40s} {v}")
-    return 0
+        record(out, name, fn, args.repeats)
+    return report(out, args, load0)
 
 
 if __name__ == "__main__":
