@@ -192,6 +192,18 @@ def group(title: str, name: str) -> tuple[QtWidgets.QGroupBox, QtWidgets.QVBoxLa
     return g, lay
 
 
+def header_bar(title: str, spacing: int) -> tuple[QtWidgets.QWidget, QtWidgets.QHBoxLayout]:
+    """The console's top bar (40 px, named "header") with its bold title; the caller adds the rest."""
+    h = QtWidgets.QWidget()
+    h.setObjectName("header")
+    h.setFixedHeight(40)
+    lay = QtWidgets.QHBoxLayout(h)
+    lay.setContentsMargins(12, 2, 12, 2)
+    lay.setSpacing(spacing)
+    lay.addWidget(QtWidgets.QLabel(f"<b>{title}</b>"))
+    return h, lay
+
+
 STYLESHEET = """
 QWidget { color: #e2e6eb; }
 QGroupBox { border: 1px solid #555c66; border-radius: 4px; margin-top: 10px; font-weight: bold; }

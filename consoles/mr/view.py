@@ -17,12 +17,11 @@ from consoles.common import overlays as ov
 from consoles.common.layout import ViewportLayout
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
-from consoles.common.widgets import button, group
+from consoles.common.widgets import THUMB_PX, button, colour_thumbnail, group, header_bar, thumbnail
 from consoles.mr import mapping, planning
 from consoles.mr import view_graphics as graphics
 from consoles.mr.model import MRModel, apply_resize, plan_grips, planning_rotated
 from consoles.mr.view_card import TABS, CardPanel, mss
-from consoles.common.widgets import THUMB_PX, colour_thumbnail, thumbnail
 from consoles.mr.view_parts import HandDrag, RenameField, status_icon
 
 ROLE = QtCore.Qt.ItemDataRole.UserRole
@@ -96,13 +95,7 @@ class MRConsoleView(ConsoleViewBase):
 
     # ---- construction -----------------------------------------------------------------
     def _build_header(self) -> QtWidgets.QWidget:
-        h = QtWidgets.QWidget()
-        h.setObjectName("header")
-        h.setFixedHeight(40)
-        lay = QtWidgets.QHBoxLayout(h)
-        lay.setContentsMargins(12, 2, 12, 2)
-        lay.setSpacing(20)
-        lay.addWidget(QtWidgets.QLabel("<b>MR Acquisition</b>"))
+        h, lay = header_bar("MR Acquisition", spacing=20)
         self.patient_label = self._name("patient", QtWidgets.QLabel())
         lay.addWidget(self.patient_label)
         self.indication_label = self._name("indication", QtWidgets.QLabel())

@@ -26,8 +26,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
-from consoles.common.widgets import SteadyCaretLineEdit, button, group
-from consoles.common.widgets import ChoiceRow, thumbnail
+from consoles.common.widgets import ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
 from consoles.us import view_graphics as graphics
 from consoles.us.model import CHOICES, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, USModel
 from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport
@@ -84,13 +83,7 @@ class USConsoleView(ConsoleViewBase):
 
     # ---- construction -----------------------------------------------------------------
     def _build_header(self) -> QtWidgets.QWidget:
-        h = QtWidgets.QWidget()
-        h.setObjectName("header")
-        h.setFixedHeight(40)
-        lay = QtWidgets.QHBoxLayout(h)
-        lay.setContentsMargins(12, 2, 12, 2)
-        lay.setSpacing(22)
-        lay.addWidget(QtWidgets.QLabel("<b>US Acquisition</b>"))
+        h, lay = header_bar("US Acquisition", spacing=22)
         self.patient_label = self._name("patient", QtWidgets.QLabel())
         lay.addWidget(self.patient_label)
         self.preset_label = self._name("preset_readout", QtWidgets.QLabel())

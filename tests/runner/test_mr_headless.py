@@ -22,6 +22,7 @@ from runner.headless.mr import HeadlessError, make_model, run_mr
 from scoring.oracles import get_oracle
 from scoring.subject_oracle import load_oracle
 from tasks.card import load_card
+from tests.runner.fake_control import FakeControl
 
 SUBJECT = "s01"
 
@@ -63,31 +64,12 @@ def test_a_plan_that_never_ends_is_a_headless_error(subject_cache):
 
 
 # ---- the GUI layer ------------------------------------------------------------------------------------
-class _FakeControl:
-    """A console stand-in: the model's state and a geometry with one rect per widget name asked for."""
-
-    def __init__(self, model):
-        self.model = model
-        self.asked: list[str] = []
-
-    def state(self):
-        return self.model.state()
-
-    def geometry(self):
-        control = self
-
-        class Geo(dict):
-            def __getitem__(self, name):
-                control.asked.append(name)
-                return [100, 200, 40, 20]
-
-        return {"geometry": Geo(), "transforms": {}}
 
 
 def _actions(card_id: str, seed: int, n: int) -> tuple[list[dict], list[str]]:
     card = load_card(card_id)
     solver = MRReferenceSolver(card, SUBJECT)
-    solver.control = _FakeControl(make_model(card, SUBJECT, seed))
+    solver.control = FakeControl(make_model(card, SUBJECT, seed))
     out = [json.loads(solver.next_action(None)) for _ in range(n)]
     return out, solver.control.asked
 

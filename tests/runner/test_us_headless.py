@@ -24,6 +24,7 @@ from runner.headless.us import HeadlessError, make_model, run_us
 from scoring.oracles import get_oracle
 from scoring.subject_oracle import load_oracle
 from tasks.card import load_card, select_cards
+from tests.runner.fake_control import FakeControl
 
 SUBJECT = "s01"
 
@@ -73,34 +74,13 @@ def test_a_plan_that_never_ends_is_a_headless_error(oracle):
 
 
 # ---- the GUI layer ------------------------------------------------------------------------------------
-class _FakeControl:
-    """A console stand-in: the model's state, one rect per widget name asked for, and an image transform."""
-
-    def __init__(self, model):
-        self.model = model
-        self.asked: list[str] = []
-
-    def state(self):
-        return self.model.state()
-
-    def geometry(self):
-        control = self
-
-        class Geo(dict):
-            def __getitem__(self, name):
-                control.asked.append(name)
-                return [100, 200, 40, 20]
-
-            def __contains__(self, name):
-                return True
-
-        return {"geometry": Geo(), "transforms": {"us_image": {"ax": 2.0, "bx": 300.0, "ay": -2.0, "by": 100.0}}}
 
 
 def _solver(card_id: str, seed: int, oracle) -> USReferenceSolver:
     card = load_card(card_id)
     s = USReferenceSolver(card, SUBJECT, oracle)
-    s.control = _FakeControl(make_model(card, SUBJECT, seed))
+    s.control = FakeControl(make_model(card, SUBJECT, seed),
+                            {"us_image": {"ax": 2.0, "bx": 300.0, "ay": -2.0, "by": 100.0}})
     return s
 
 
