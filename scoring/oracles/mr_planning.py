@@ -311,11 +311,7 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
                 details.update({"clipped_end": end, "centre_fh_shift_mm": round(dz, 2)})
                 checks["clipped_end_extended"] = (end == "upper" and dz > 0) or (end == "lower" and dz < 0)
     else:  # shim_box_fit
-        planned = _first(state, "shim_box_changed", task.protocol) is not None or \
-            _first(state, "shim_box_moved", task.protocol) is not None
-        after = min([i for i in (_first(state, "shim_box_changed", task.protocol),
-                                 _first(state, "shim_box_moved", task.protocol)) if i is not None], default=None)
-        acquired = after is not None and _first(state, "row_done", task.protocol, after=after) is not None
+        planned, acquired = planned_then_acquired(state, task.protocol, ("shim_box_changed", "shim_box_moved"))
         stages.update({"shim_box_adjusted": planned, "series_acquired": acquired})
         s = acquired_series(state, task.protocol)
         details["thresholds"] = {"heart_inside": SHIM_MIN_HEART_INSIDE, "volume_ratio": SHIM_MAX_VOLUME_RATIO}

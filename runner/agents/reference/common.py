@@ -1,4 +1,5 @@
-"""What every modality's reference solver shares: the planner's operation type and the GUI action helpers."""
+"""What every modality's reference solver shares: the planner's base, its operation type and the GUI
+action helpers."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,27 @@ class Op:
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
+
+
+class PlannerBase:
+    """A task's planner: its card, registry entry and subject; the subject's hidden oracle is loaded on
+    first use (many tasks never read anatomy)."""
+
+    def __init__(self, card: Any, subject: str, oracle: Any = None) -> None:
+        from scoring.registry import entry_for_card
+
+        self.card = card
+        self.task = entry_for_card(card)
+        self.subject = subject
+        self._oracle = oracle
+
+    @property
+    def oracle(self) -> Any:
+        if self._oracle is None:
+            from scoring.subject_oracle import load_oracle
+
+            self._oracle = load_oracle(self.subject)
+        return self._oracle
 
 
 def centre(rect: list[int]) -> tuple[int, int]:

@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 
 from rendering.geometry import TableFrame
-from runner.agents.reference.common import Op, click, wait, wait_seconds  # noqa: F401  (Op, wait_seconds re-exported)
+from runner.agents.reference.common import Op, PlannerBase, click, wait
 from runner.agents.reference.common import centre as _centre
 from tasks.card import TaskCard
-from scoring.registry import entry_for_card
 from scoring.registry.ct import (DOSE_TARGET_FRACTION, HEIGHT_TOLERANCE_MM, POSITION_TOLERANCE_MM,
                                  RECOVERY_OVERLAP_MM, CTTask)
 
@@ -31,16 +30,14 @@ def solver_plan(task: CTTask) -> dict[str, Any]:
             "bolus": task.bolus_tracking, "dose_limit": task.dose_limit, "recovery": task.recovery}
 
 
-class CTPlanner:
+class CTPlanner(PlannerBase):
     """Targets and the next operation for one CT task on one subject (pure: state dicts in, Ops out)."""
 
-    def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
-        from scoring.subject_oracle import load_oracle
+    task: CTTask
 
-        self.card = card
-        self.task: CTTask = entry_for_card(card)
+    def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
+        super().__init__(card, subject, oracle)
         self.plan = solver_plan(self.task)
-        self.oracle = oracle if oracle is not None else load_oracle(subject)
 
     # ---- targets ----------------------------------------------------------------------
     @property

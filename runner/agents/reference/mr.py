@@ -15,36 +15,25 @@ import json
 import math
 from typing import Any
 
-from runner.agents.reference.common import Op, centre, click, wait
+from runner.agents.reference.common import Op, PlannerBase, centre, click, wait
 from runner.agents.reference.mr_mapping import MappingPolicy
 from runner.agents.reference.mr_planning import PlanningPolicy
-from scoring.registry import entry_for_card
 from scoring.registry.mr import INDICATION_PROTOCOL, RENAL_MIN_COVERAGE, MRTask
 from tasks.card import TaskCard
 
 WAIT_MARGIN_S = 0.1  # wait this much past a row's end, so its finishing event has run
 
 
-class MRPlanner(MappingPolicy, PlanningPolicy):
+class MRPlanner(MappingPolicy, PlanningPolicy, PlannerBase):
     """The next operation for one MR task on one subject (pure: state dicts in, Ops out). The geometry
     planning tasks' policy is PlanningPolicy (runner/agents/reference/mr_planning.py), the mapping tasks'
     MappingPolicy (runner/agents/reference/mr_mapping.py)."""
 
+    task: MRTask
+
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
-        self.card = card
-        self.task: MRTask = entry_for_card(card)
-        self.subject = subject
-        self._oracle = oracle
+        super().__init__(card, subject, oracle)
         self._adequate: dict[int, bool] = {}
-
-    @property
-    def oracle(self):
-        """The subject oracle, loaded on first use (only the renal task reads anatomy)."""
-        if self._oracle is None:
-            from scoring.subject_oracle import load_oracle
-
-            self._oracle = load_oracle(self.subject)
-        return self._oracle
 
     # ---- reading the dump ---------------------------------------------------------------------------
     @staticmethod

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.agents.reference.common import Op, centre, click, wait  # noqa: F401  (wait re-exported)
-from scoring.registry import entry_for_card
+from runner.agents.reference.common import Op, PlannerBase, centre, click, wait
 from scoring.registry.us import (CONTACT_MIN_FRACTION, CONTACT_MIN_LINE_MEAN, KIDNEY_GREY_RANGE, USTask)
 from tasks.card import TaskCard
 
@@ -46,24 +45,14 @@ def _value(name: str, v: float) -> float:
     return round(float(v), DECIMALS.get(name, 1))
 
 
-class USPlanner:
+class USPlanner(PlannerBase):
     """The next operation for one ultrasound task on one subject (pure: state dicts in, Ops out)."""
 
+    task: USTask
+
     def __init__(self, card: TaskCard, subject: str, oracle=None) -> None:
-        self.card = card
-        self.task: USTask = entry_for_card(card)
-        self.subject = subject
-        self._oracle = oracle
+        super().__init__(card, subject, oracle)
         self._target_pose: dict[str, float] | None = None
-
-    @property
-    def oracle(self):
-        """The subject oracle, loaded on first use."""
-        if self._oracle is None:
-            from scoring.subject_oracle import load_oracle
-
-            self._oracle = load_oracle(self.subject)
-        return self._oracle
 
     # ---- targets -------------------------------------------------------------------------------------
     @staticmethod
