@@ -50,6 +50,19 @@ def click(rect: list[int], button: str = "left") -> str:
     return json.dumps(d)
 
 
+def key(name: str) -> str:
+    return json.dumps({"action": "key", "key": name})
+
+
+def type_text(text: str) -> str:
+    return json.dumps({"action": "type", "text": text})
+
+
+def replace_text(text: str) -> list[str]:
+    """After a click on a text field: select all, type `text`, Enter (three steps)."""
+    return [key("ctrl+a"), type_text(text), key("Enter")]
+
+
 def wait_seconds(seconds: float) -> float:
     """How long a solver waits for a wanted `seconds`: 0.5 to 30 s, to 10 ms (GUI and headless alike)."""
     return round(min(30.0, max(0.5, seconds)), 2)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from rendering.geometry import TableFrame
-from runner.agents.reference.common import Op, PlannerBase, click, wait
+from runner.agents.reference.common import Op, PlannerBase, click, replace_text, wait
 from runner.agents.reference.common import centre as _centre
 from tasks.card import TaskCard
 from scoring.registry.ct import (DOSE_TARGET_FRACTION, HEIGHT_TOLERANCE_MM, POSITION_TOLERANCE_MM,
@@ -180,9 +180,7 @@ class CTReferenceSolver(CTPlanner):
     def _type_value(self, field_rect: list[int], value: float) -> str:
         """Queue: click field, select all, type, Enter (one action per step)."""
         x, y = _centre(field_rect)
-        self._typing = [json.dumps({"action": "key", "key": "ctrl+a"}),
-                        json.dumps({"action": "type", "text": f"{value:.1f}"}),
-                        json.dumps({"action": "key", "key": "Enter"})]
+        self._typing = replace_text(f"{value:.1f}")
         return json.dumps({"action": "click", "x": x, "y": y})
 
     def _set_range_edge(self, st, geo, tf, obs, edge: str, want: float) -> str:

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from runner.agents.reference.common import Op, PlannerBase, centre, click, wait
+from runner.agents.reference.common import Op, PlannerBase, centre, click, replace_text, wait
 from runner.agents.reference.mr_mapping import MappingPolicy
 from runner.agents.reference.mr_planning import PlanningPolicy
 from scoring.registry.mr import INDICATION_PROTOCOL, RENAL_MIN_COVERAGE, MRTask
@@ -279,10 +279,7 @@ class MRReferenceSolver(MRPlanner):
             return json.dumps({"action": "double_click", "x": x, "y": y})
         if op.name in MENU:
             if op.name == "rename":
-                self._pending = [("click", "queue_menu:rename"),
-                                 ("json", json.dumps({"action": "key", "key": "ctrl+a"})),
-                                 ("json", json.dumps({"action": "type", "text": a["name"]})),
-                                 ("json", json.dumps({"action": "key", "key": "Enter"}))]
+                self._pending = [("click", "queue_menu:rename"), *(("json", t) for t in replace_text(a["name"]))]
                 return self._right_click_row(a["uid"])
             return self._menu(a["uid"], MENU[op.name])
         if op.name == "move":
@@ -346,9 +343,7 @@ class MRReferenceSolver(MRPlanner):
 
         tab = next(t for t, names in CARD.items() if name in names)
         text = f"{value:.1f}" if isinstance(value, float) and not float(value).is_integer() else f"{value:g}"
-        self._pending = [("click", f"{name}_field"), ("json", json.dumps({"action": "key", "key": "ctrl+a"})),
-                         ("json", json.dumps({"action": "type", "text": text})),
-                         ("json", json.dumps({"action": "key", "key": "Enter"}))]
+        self._pending = [("click", f"{name}_field"), *(("json", t) for t in replace_text(text))]
         return click(self._geo[f"tab_{tab.lower()}"])
 
     def _fallback_to_typing(self, g, st) -> str:

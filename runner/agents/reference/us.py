@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.agents.reference.common import Op, PlannerBase, centre, click, wait
+from runner.agents.reference.common import Op, PlannerBase, centre, click, replace_text, wait
 from scoring.registry.us import (CONTACT_MIN_FRACTION, CONTACT_MIN_LINE_MEAN, KIDNEY_GREY_RANGE, USTask)
 from tasks.card import TaskCard
 
@@ -204,14 +204,6 @@ class USPlanner(PlannerBase):
 BUTTONS = {"freeze": "freeze", "save_image": "save_image", "save_clip": "save_clip", "apply_gel": "apply_gel"}
 
 
-def _key(name: str) -> str:
-    return json.dumps({"action": "key", "key": name})
-
-
-def _type(text: str) -> str:
-    return json.dumps({"action": "type", "text": text})
-
-
 class USReferenceSolver(USPlanner):
     """The planner's operations performed through the ultrasound console's widgets (privileged geometry,
     X input only).
@@ -236,7 +228,7 @@ class USReferenceSolver(USPlanner):
 
     def _type_value(self, rect: list[int], value: float | str) -> str:
         """Click the field, select all, type, Enter (one action per step)."""
-        self._pending = [_key("ctrl+a"), _type(str(value)), _key("Enter")]
+        self._pending = replace_text(str(value))
         return click(rect)
 
     def _image_point(self, tf: dict[str, Any], x_mm: float, y_mm: float) -> str:
