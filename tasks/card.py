@@ -284,6 +284,9 @@ class MRInitialState(ConsoleInputs):
     prior_clipped: bool | None = Field(None, description="a done row fitted to organs (cover_labels) leaves one "
                                        "organ end outside its FOV (seeded end); perturbations.prior_clipped "
                                        "draws it per seed instead")
+    library_mapping_fault: bool | None = Field(None, description="the library's mapping protocols carry the "
+                                               "seeded perturbations.mapping_fault: every mapping row added during "
+                                               "the session gets it (an empty-queue task's fault)")
 
     @model_validator(mode="after")
     def _rows_exist(self) -> "MRInitialState":
@@ -610,6 +613,19 @@ class MRCard(TaskCard):
     modality: Literal["mr"]
     initial_state: MRInitialState = Field(default_factory=MRInitialState)
     perturbations: MRPerturbations = Field(default_factory=MRPerturbations)
+
+    @model_validator(mode="after")
+    def _library_fault_drawn(self) -> "MRCard":
+        if self.initial_state.library_mapping_fault:
+            faults = self.perturbations.mapping_fault
+            if faults is None:
+                raise ValueError("initial_state.library_mapping_fault needs perturbations.mapping_fault to draw "
+                                 "the fault")
+            if "basal_slice" in faults:
+                raise ValueError("perturbations.mapping_fault: basal_slice cannot live in the library (the agent "
+                                 "plans an added row's slice itself); use shim_off_heart, window_exceeds_rr, "
+                                 "untriggered or none")
+        return self
 
 
 class USCard(TaskCard):

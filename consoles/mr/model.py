@@ -294,7 +294,12 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         # mapping tasks: the fault seeded into mapping_fault rows (balanced over seeds, "none" among them)
         self.mapping_fault: str | None = str(self._balanced("mapping_fault", draws.perturbations["mapping_fault"])) \
             if draws.has("mapping_fault") else None
+        # an empty-queue task's fault lives in the library: every mapping row added during the session
+        # carries it (a site protocol saved with a stale shim box, timing or trigger)
+        self.library_mapping_fault = bool(st.get("library_mapping_fault", False)) and self.mapping_fault is not None
         self.seeded: dict[str, Any] = {}  # seeded errors of the initial state, for the dump's "start" (oracles)
+        if self.library_mapping_fault:
+            self.seeded.update({"mapping_fault": self.mapping_fault, "mapping_fault_source": "library"})
         self.declare(PARAMETERS)
         specs = [dict(spec) for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE])]
         names_rng = self.rng("row_names")
@@ -511,9 +516,11 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         centre = c + axis * (lo + hi) / 2.0
         row.params.set_pose(PlanePose.from_normal(centre, axis, 0.0))
 
-    def _apply_mapping_fault(self, row: QueueRow) -> None:
+    def _apply_mapping_fault(self, row: QueueRow, record: bool = True) -> None:
         """Spoil a mapping row with self.mapping_fault: its shim box moved off the heart, a trigger delay plus
-        window overrunning the RR interval, its slice moved towards the base, or its trigger off."""
+        window overrunning the RR interval, its slice moved towards the base, or its trigger off. `record`
+        lists the row in the start record's seeded faults (rows of the initial queue; rows added from a
+        faulty library later are not part of the start)."""
         name = self.mapping_fault
         p = row.params
         if name == "shim_off_heart":
@@ -528,8 +535,9 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             p.set_pose(pose.translated(-BASAL_FAULT_SHARE * (hi - lo) * axis))
         elif name == "untriggered":
             p.trigger = "none"
-        self.seeded["mapping_fault"] = name
-        self.seeded.setdefault("mapping_fault_rows", []).append(row.uid)
+        if record:
+            self.seeded["mapping_fault"] = name
+            self.seeded.setdefault("mapping_fault_rows", []).append(row.uid)
 
     def _fault_stop(self, uid: int) -> None:
         """A hardware fault stops the running row partway (no series); Go on the open stopped row resumes it."""
@@ -646,6 +654,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     def add_protocol(self, pid: str, position: int | None = None) -> int:
         """Add a protocol of the library to the queue (at 0-based `position`, default the end); its uid."""
         row = self._new_row(pid, position=position)
+        if self.library_mapping_fault and mapping.is_mapping(get_protocol(pid)):
+            self._apply_mapping_fault(row, record=False)
         self._log("row_added", row=row.uid, protocol=pid, index=self.index_of(row.uid))
         self.message = f"{row.name} added to the queue."
         self._changed("queue")

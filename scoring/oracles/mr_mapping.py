@@ -16,6 +16,10 @@ re-acquisition replaces a faulty one):
   the console reports) and its mean in the oracle's mid-ventricular myocardial ROI
   (rendering.mr_mapping.myocardial_roi) against the tissue table's myocardial T1 / T2.
 
+Outcome of the L5 feedback tasks: their result is a diagnostic map, so an episode whose every acquired map
+still fails an artefact, timing or geometry check (what acquiring without correcting the seeded fault
+gives) is FAIL, not PARTIAL; one diagnostic map and a missing or off second one is PARTIAL.
+
 L6 (stopped_row_retry): the row the seeded fault stopped was started again after the stop and finished;
 no other row was started, deleted, added or changed.
 """
@@ -165,6 +169,13 @@ def map_scores(state: dict[str, Any], oracle, protocol: str, hr: float, quantita
     return d, checks, terms
 
 
+def diagnostic(kind: str, checks: dict[str, bool]) -> bool:
+    """A map is diagnostic when it was acquired and every one of its checks holds except the quantitative
+    tolerance: no artefact cause, valid trigger and timing, mid-ventricular and perpendicular."""
+    own = {k: v for k, v in checks.items() if k.startswith(f"{kind}_") and k != f"{kind}_value_within_tolerance"}
+    return checks.get(f"{kind}_map_acquired", True) and bool(own) and all(own.values())
+
+
 def _roi_measured(state: dict[str, Any]) -> bool:
     return bool(events(state, "roi_measured"))
 
@@ -241,4 +252,11 @@ def mapping_oracle(state: dict[str, Any], oracle, card: TaskCard) -> OracleResul
         terms = [aq]
     stages = {k: bool(stages.get(k, False)) for k in stage_names(task)}
     aq = float(np.mean(terms)) if terms else 0.0
+    if task.kind == "mapping_feedback" and any(stages.values()):
+        good = [KIND_OF[p] for p in MAP_PROTOCOLS if diagnostic(KIND_OF[p], checks)]
+        details["diagnostic_maps"] = good
+        if not good:
+            bad = sorted(k for k, v in checks.items() if not v)
+            return checks_verdict(stages, checks, aq, details, False,
+                                  "no diagnostic map: every acquired map fails " + ", ".join(bad))
     return checks_verdict(stages, checks, aq, details, any(stages.values()), "nothing was done towards the task")

@@ -675,6 +675,30 @@ def test_mapping_fault_is_balanced_over_seeds_and_spoils_both_rows(rt):
     assert sorted(seen) == sorted(FAULTS)
 
 
+LIBRARY_FAULTS = ["none", "shim_off_heart", "window_exceeds_rr", "untriggered"]
+
+
+def test_library_mapping_fault_spoils_every_added_mapping_row_and_nothing_else(rt):
+    seen = []
+    for seed in range(4):
+        m = _model(rt, [], seed=seed, perturbations={"mapping_fault": LIBRARY_FAULTS}, library_mapping_fault=True)
+        clean = _model(rt, [], seed=seed)
+        seen.append(m.mapping_fault)
+        assert m.start["seeded"] == {"mapping_fault": m.mapping_fault, "mapping_fault_source": "library"}
+        for pid in ("localizer_3plane", "t1_map_molli", "t2_map_t2prep", "t1_map_molli"):
+            got, ref = (x.row(x.add_protocol(pid)).params for x in (m, clean))
+            if pid == "localizer_3plane" or m.mapping_fault == "none":
+                assert got.to_dict() == ref.to_dict(), (pid, m.mapping_fault)
+            elif m.mapping_fault == "shim_off_heart":
+                assert got.shim_size_mm == (90.0, 90.0, 60.0) and ref.shim_size_mm is None
+            elif m.mapping_fault == "window_exceeds_rr":
+                assert got.trigger_delay_ms + got.acq_window_ms > 60000.0 / m.heart_rate_bpm
+            else:
+                assert got.trigger == "none" and ref.trigger == "ecg"
+        assert m.start["seeded"] == {"mapping_fault": m.mapping_fault, "mapping_fault_source": "library"}
+    assert sorted(seen) == sorted(LIBRARY_FAULTS)
+
+
 def test_stop_fault_stops_the_running_row_partway_and_go_resumes_it(rt):
     queue = [{"protocol": "localizer_3plane", "status": "done", "params": {"matrix": 64}},
              {"protocol": "cine_4ch", "status": "running", "remaining_s": 40, "stop_fault": True},

@@ -45,9 +45,10 @@ def test_reference_end_state_passes_with_tissue_values():
 class Uncorrected(MRPlanner):
     """Acquire both staged rows as they are (optionally after setting one parameter)."""
 
-    def __init__(self, card, subject, param=None):
+    def __init__(self, card, subject, param=None, only: str | None = None):
         super().__init__(card, subject)
-        self.param = param
+        self.params = dict([param] if isinstance(param, tuple) else param or {})
+        self.only = only
 
     def next_op(self, st):
         if st["header"]["scanner"]["status"] == "scanning":
@@ -58,8 +59,9 @@ class Uncorrected(MRPlanner):
             row = next(r for r in st["queue"] if r["protocol"] == protocol and r["status"] == "pending")
             if st["open_row"] != row["uid"]:
                 return Op("open", {"uid": row["uid"]})
-            if self.param and row["params"][self.param[0]] != self.param[1]:
-                return Op("set_param", {"name": self.param[0], "value": self.param[1]})
+            for name, value in self.params.items():
+                if self.only in (None, protocol) and row["params"][name] != value:
+                    return Op("set_param", {"name": name, "value": value})
             return Op("go")
         return Op("done")
 
@@ -71,7 +73,8 @@ def test_uncorrected_fault_fails_with_its_measure(fault, check):
     card = _card(STAGED)
     seed = _seed_with(card, "s02", fault)
     v = run_mr(card, "s02", seed, Uncorrected(card, "s02")).verdict
-    assert v.outcome == "PARTIAL" and v.sr == 0.0 and not v.details["checks"][check], (fault, v.reason)
+    assert v.outcome == "FAIL" and v.sr == 0.0 and not v.details["checks"][check], (fault, v.reason)
+    assert v.details["diagnostic_maps"] == [] and check in v.reason
     if fault == "basal_slice":  # outside the mid third: the oracle's mid-ventricular ROI is empty there
         assert v.details["t1"]["geometry"]["position_share"] < 1.0 / 3.0
         assert v.details["t1"]["quantitative"]["roi_n"] == 0
@@ -79,6 +82,22 @@ def test_uncorrected_fault_fails_with_its_measure(fault, check):
         clean = run_mr(card, "s02", _seed_with(card, "s02", "none"), Uncorrected(card, "s02")).verdict
         sd, sd0 = (x.details["t1"]["quantitative"]["roi_sd_ms"] for x in (v, clean))
         assert sd > 3.0 * sd0, (fault, sd, sd0)
+
+
+def test_one_map_corrected_is_partial_not_fail():
+    card = _card(STAGED)
+    seed = _seed_with(card, "s02", "window_exceeds_rr")
+    from consoles.mr.mapping import recommended_timing
+    from consoles.mr.protocols import get_protocol
+    from runner.headless.drive import make_model
+
+    m = make_model(card, "s02", seed)
+    row = next(r for r in m.rows if r.protocol == "t1_map_molli")
+    delay, window = recommended_timing(row.params, get_protocol(row.protocol), m.heart_rate_bpm)
+    fix = {"acq_window_ms": window, "trigger_delay_ms": delay}
+    v = run_mr(card, "s02", seed, Uncorrected(card, "s02", fix, only="t1_map_molli")).verdict
+    assert v.outcome == "PARTIAL" and v.sr == 0.0, v.reason
+    assert v.details["diagnostic_maps"] == ["t1"] and not v.details["checks"]["t2_window_within_rr"]
 
 
 def test_wrong_window_fails_even_without_a_seeded_fault():

@@ -94,3 +94,15 @@ def test_mapping_protocols_named_by_the_card_are_the_consoles():
 def test_mapping_keys_are_checked_with_clear_errors(where, value, message):
     with pytest.raises(TaskCardError, match=message):
         _card(**{where: value})
+
+
+@pytest.mark.parametrize("faults,message", [
+    (None, "library_mapping_fault needs perturbations.mapping_fault"),
+    (["none", "basal_slice"], "basal_slice cannot live in the library"),
+])
+def test_library_mapping_fault_is_checked_against_its_draw(faults, message):
+    pert = {} if faults is None else {"mapping_fault": faults}
+    with pytest.raises(TaskCardError, match=message):
+        _card(initial_state={"queue": [], "library_mapping_fault": True}, perturbations=pert)
+    _card(initial_state={"queue": [], "library_mapping_fault": True},
+          perturbations={"mapping_fault": ["none", "untriggered"]})  # the valid form loads
