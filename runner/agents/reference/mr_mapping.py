@@ -3,7 +3,7 @@
 Per mapping protocol (T1 MOLLI, then T2-prep): plan the row on the mid-ventricular short axis (the LV long
 axis from the subject oracle, as the planning tasks do, by drags on the shown images), set the parameters a
 radiographer sets for this heart rate (ECG trigger, consoles.mr.mapping.recommended_timing, a 6-8 mm slice,
-a MOLLI scheme), acquire, show the map and measure an ROI on the myocardium (inspection), and when the map
+a MOLLI scheme), acquire, show the map and measure an ROI in the septal myocardium (inspection), and when the map
 shows a cause (the privileged policy reads series[].mapping.causes; it acts only through console
 operations) repeat the row, fix the cause (shim box onto the heart, timing, slice) and acquire again.
 L6: wait while the row runs, and when the fault stopped it, open it and press Go.
@@ -17,7 +17,9 @@ import numpy as np
 from runner.agents.reference.common import Op
 
 MAP_THICKNESS_MM = 8.0  # what the reference sets when the slice thickness is outside 6-8 mm
-ROI_RADIUS_MM = 22.0  # the inspection ROI: a circle over the LV at mid-ventricle (blood pool and wall)
+ROI_RADIUS_MM = 22.0  # fallback inspection ROI when the slice shows no septum: a circle over the LV
+SEPTAL_ROI_MAX_MM = 6.0  # the septal ROI's radius at most (a reader's ROI in the mid septum: 4-6 mm)
+SEPTAL_ROI_MIN_MM = 2.5
 SHIM_CAUSES = ("shim_off_heart", "banding")
 
 
@@ -53,11 +55,40 @@ class MappingPolicy:
         vp = vps[-1]
         if vp.get("series") != s["uid"] or vp.get("image") != 1:
             return Op("load_entry", {"viewport": vp["index"] - 1, "key": f"{s['uid']}.1"})
+        septal = self._septal_roi(st, s)
+        if septal is not None:
+            c, r = septal
+        else:
+            im = s["images"][0]
+            _, centre = self.mid_sax_target()
+            d = centre - np.asarray(im["centre_mm"], float)
+            c = (round(float(d @ np.asarray(im["u"], float)), 2), round(float(d @ np.asarray(im["v"], float)), 2))
+            r = ROI_RADIUS_MM
+        return Op("measure_roi", {"viewport": vp["index"] - 1, "centre_mm": c, "radii_mm": (r, r)})
+
+    def _septal_roi(self, st: dict[str, Any], s: dict[str, Any]) -> tuple[tuple[float, float], float] | None:
+        """Where a reader measures native T1 / T2: a circle inside the septal myocardium of the map's slice
+        (its centre the septal pixel furthest from the wall's edges), as ((u, v) mm from the image centre,
+        radius mm); None when the slice shows no septum."""
+        from scipy import ndimage
+
+        from rendering import mr_mapping as mm
+        from scoring.oracles.mr_mapping import reformed_map
+
+        grid = reformed_map(st, s, self.oracle).grid
+        base, apex = self.oracle.lv_long_axis
+        mask = mm.myocardial_roi(self.oracle.runtime, grid, base, apex, mid_third=False, erode_px=0, septum=True)
+        if not mask.any():
+            return None
+        du, dv = grid.pixel_mm
+        depth = ndimage.distance_transform_edt(mask, sampling=(dv, du))
+        i, j = np.unravel_index(int(np.argmax(depth)), depth.shape)
+        uu, vv = grid.uv()
         im = s["images"][0]
-        _, centre = self.mid_sax_target()
-        d = centre - np.asarray(im["centre_mm"], float)
-        c = (round(float(d @ np.asarray(im["u"], float)), 2), round(float(d @ np.asarray(im["v"], float)), 2))
-        return Op("measure_roi", {"viewport": vp["index"] - 1, "centre_mm": c, "radii_mm": (ROI_RADIUS_MM,) * 2})
+        d = np.asarray(grid.pose.centre, float) - np.asarray(im["centre_mm"], float)
+        c = (round(float(uu[i, j] + d @ np.asarray(im["u"], float)), 2),
+             round(float(vv[i, j] + d @ np.asarray(im["v"], float)), 2))
+        return c, round(float(np.clip(depth[i, j] - 0.5 * max(du, dv), SEPTAL_ROI_MIN_MM, SEPTAL_ROI_MAX_MM)), 2)
 
     def _param_op(self, st: dict[str, Any], row: dict[str, Any]) -> Op | None:
         """The next mapping parameter to set on the open row (None: all valid for this heart rate)."""
