@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/bench_encode.py [PNG ...]   # default: the shipped start/success screens of CT tasks
 
-Compares the runner's encoder (runner/capture.py: imagecodecs' libpng, filter Up, zlib level 2) with
-Pillow at levels 0-3 and, when they are importable, other imagecodecs settings and OpenCV.
+Compares the runner's encoder (runner/capture.py: Up filter in numpy, imagecodecs' zlib-ng level 2) with
+its levels 1 and 3, imagecodecs' libpng (filter Up, level 2: the runner's encoder before), Pillow at levels
+0-3 and, when importable, OpenCV.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runner.capture import encode_png  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = [ROOT / "tasks/ct/ct_ui_smoke_routine/start.png", ROOT / "tasks/ct/ct_lung_coverage_isocenter/success.png"]
+DEFAULT = [ROOT / "tasks/ct/ct_ui_smoke_routine/start.png", ROOT / "tasks/ct/ct_lung_coverage_isocenter/success.png",
+           ROOT / "tasks/mr/mr_t1t2_mapping_staged/success.png"]
 
 
 def _pillow(level: int) -> Callable[[np.ndarray], bytes]:
@@ -34,13 +36,14 @@ def _pillow(level: int) -> Callable[[np.ndarray], bytes]:
 
 
 def encoders() -> dict[str, Callable[[np.ndarray], bytes]]:
-    out = {"runner (imagecodecs up l2)": encode_png}
+    out = {"runner (zlib-ng up l2)": encode_png, "runner at l1": lambda a: encode_png(a, 1),
+           "runner at l3": lambda a: encode_png(a, 3)}
     out.update({f"pillow l{k}": _pillow(k) for k in (3, 1, 0)})
     try:
         import imagecodecs
 
-        out["imagecodecs adaptive l1"] = lambda a: bytes(imagecodecs.png_encode(a, level=1))
-        out["imagecodecs rle sub l1"] = lambda a: bytes(imagecodecs.png_encode(a, level=1, strategy=3, filter=16))
+        out["imagecodecs libpng up l2"] = lambda a: bytes(imagecodecs.png_encode(a, level=2, strategy=0, filter=32))
+        out["imagecodecs libpng adapt l1"] = lambda a: bytes(imagecodecs.png_encode(a, level=1))
     except ImportError:
         pass
     try:

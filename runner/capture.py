@@ -3,14 +3,22 @@
 Capture: mss hands over the raw BGRX bytes; the RGB image is made by three strided numpy copies (0.8 ms
 for 1280x800 here) instead of mss's own `ScreenShot.rgb` (bytearray slicing, 2.6 ms), same pixels.
 
-Encoding: imagecodecs' libpng with the Up filter on every row and zlib level 2 (default strategy). On
-this project's screenshots that is about 3x faster than Pillow at level 3 (4.4 vs 12.7 ms for a UI
-screen, 10.5 vs 28 ms for a scout screen; Pillow's adaptive per-row filter choice alone costs ~9 ms)
-and files are 1-5 % larger; lossless, and the bytes depend only on the pixels and on the libpng and
-zlib versions (no timestamps or text chunks). imagecodecs' libpng links the system zlib (Debian 12:
-1.2.13), so `png_zlib` in the fingerprint (runner/fingerprint.py) is that one.
+Encoding: the PNG is written here from two library calls, because no packaged PNG encoder offers the
+fast path: the Up filter on every row is one numpy subtraction (0.2 ms for 1280x800), and the filtered rows
+are deflated by imagecodecs' zlib-ng (level 2) into the one IDAT chunk; the IHDR / IDAT / IEND chunks and
+their CRCs are the PNG container (RFC 2083), nothing more. On this project's screenshots that is about
+twice as fast as imagecodecs' libpng with the same filter and level on the system zlib (a UI screen 1.3
+vs 4.7 ms, a CT scout screen 4.2 vs 8.6 ms, an MR 2x2 screen 7.3 vs 13.4 ms; bench/bench_encode.py), with
+files from 9 % smaller to 9 % larger; Pillow spends ~9 ms on its adaptive per-row filter choice alone.
+Lossless 8-bit RGB, no timestamps or text chunks: the bytes depend only on the pixels and on the zlib-ng
+that the locked imagecodecs wheel bundles (`zlib_ng` in the fingerprint, runner/fingerprint.py), not on
+the machine's zlib. zlib-ng does not promise the same bytes on another CPU architecture (x86-64 vs
+aarch64); the doctor tells such an encoder-only difference from a rendering one by the decoded pixels.
 """
 from __future__ import annotations
+
+import struct
+import zlib
 
 import numpy as np
 
@@ -19,9 +27,9 @@ try:
 except ImportError:  # pragma: no cover
     from mss import mss as _MSS
 
-PNG_LEVEL = 2  # zlib level: as fast as 1 with the Up filter and smaller; 3 is 40 % slower on scouts (bench/bench_encode.py)
-PNG_FILTER_UP = 32  # libpng's PNG_FILTER_UP (imagecodecs.PNG.FILTER.UP)
-PNG_STRATEGY_DEFAULT = 0  # zlib Z_DEFAULT_STRATEGY
+PNG_LEVEL = 2  # zlib-ng level: 1 is 45 % faster but files are 20-30 % larger; 3 is 35 % slower (bench/bench_encode.py)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_FILTER_UP = 2  # the filter-type byte that starts each row (PNG filter method 0, type 2: Up)
 
 
 def bgrx_to_rgb(raw, height: int, width: int) -> np.ndarray:
@@ -54,22 +62,42 @@ class ScreenCapture:
         self._sct.close()
 
 
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC-32 of type and data."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
+
+
+def up_filtered_rows(rgb: np.ndarray) -> np.ndarray:
+    """(H, 1 + 3W) uint8: each row's filter byte (Up) and its bytes minus the row above's (mod 256)."""
+    h, w = rgb.shape[:2]
+    rows = rgb.reshape(h, w * 3)
+    out = np.empty((h, w * 3 + 1), dtype=np.uint8)
+    out[:, 0] = PNG_FILTER_UP
+    out[0, 1:] = rows[0]  # the row above the first one is zero
+    np.subtract(rows[1:], rows[:-1], out=out[1:, 1:])
+    return out
+
+
 def encode_png(rgb: np.ndarray, compress_level: int | None = None) -> bytes:
     """Lossless PNG bytes of an (H, W, 3) uint8 image; identical pixels give identical bytes.
 
-    `compress_level` is the zlib level (default PNG_LEVEL); rows always use the Up filter.
+    `compress_level` is the zlib-ng level (default PNG_LEVEL); rows always use the Up filter.
     """
     import imagecodecs
 
-    level = PNG_LEVEL if compress_level is None else int(compress_level)
     data = np.ascontiguousarray(rgb, dtype=np.uint8)
-    return bytes(imagecodecs.png_encode(data, level=level, strategy=PNG_STRATEGY_DEFAULT, filter=PNG_FILTER_UP))
+    if data.ndim != 3 or data.shape[2] != 3 or 0 in data.shape:
+        raise ValueError(f"encode_png takes an (H, W, 3) uint8 RGB image, not shape {data.shape}")
+    level = PNG_LEVEL if compress_level is None else int(compress_level)
+    h, w = data.shape[:2]
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit truecolour, deflate, filter method 0, no interlace
+    idat = bytes(imagecodecs.zlibng_encode(up_filtered_rows(data), level=level))
+    return PNG_SIGNATURE + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
 
 
 def encoder_versions() -> dict[str, str]:
-    """What the PNG bytes depend on: imagecodecs, its libpng, and the zlib that libpng uses."""
+    """What the PNG bytes depend on: imagecodecs and the zlib-ng it bundles."""
     import imagecodecs
 
     return {"imagecodecs": imagecodecs.__version__,
-            "libpng": imagecodecs.png_version().removeprefix("libpng ").strip(),
-            "png_zlib": imagecodecs.zlib_version().removeprefix("zlib ").strip()}
+            "zlib_ng": str(imagecodecs.zlibng_version()).removeprefix("zlib_ng").strip()}

@@ -4,7 +4,7 @@
    the versions of requirements.lock, GL renders (the console reports its GL strings).
 2. A few short reference episodes, whose screenshots are compared with golden hashes
    (runner/golden/doctor.json): per image the sha256 of the PNG file and of its decoded RGB pixels.
-   Pixels equal but PNG bytes different -> the PNG encoder (imagecodecs/libpng/zlib) differs; pixels different ->
+   Pixels equal but PNG bytes different -> the PNG encoder (imagecodecs/zlib-ng) differs; pixels different ->
    rendering (Qt/VTK/GL/fonts/Xvfb). The fingerprint fields that differ from the golden machine's
    are named.
 3. A plain verdict; exit code 0 when the observations are reproduced and the install checks pass.
@@ -37,7 +37,7 @@ AGENT = "reference"
 REPRODUCED = "this machine reproduces the official observations bit for bit"
 COMPONENT_NAMES = {
     "rendering": "rendering (Qt/VTK/GL/fonts/Xvfb)",
-    "encoder": "the PNG encoder (imagecodecs/libpng/zlib)",
+    "encoder": "the PNG encoder (imagecodecs/zlib-ng)",
     "capture": "screen capture (mss)",
 }
 

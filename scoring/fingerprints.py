@@ -9,7 +9,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 # Which component a field belongs to, so a difference can be attributed.
-# pillow, zlib and zlib_ng: the encoder of results written before imagecodecs replaced Pillow (issue 14)
+# zlib_ng: imagecodecs' zlib-ng (the encoder now, and Pillow's before issue 14); libpng and png_zlib:
+# imagecodecs' libpng on the system zlib (results written during issue 14); pillow, zlib: before it
 ENCODER_FIELDS = ("imagecodecs", "libpng", "png_zlib", "pillow", "zlib", "zlib_ng")
 CAPTURE_FIELDS = ("mss",)
 RENDER_FIELDS = ("python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version",

@@ -1,7 +1,7 @@
 """The console side of the environment fingerprint: what a console's pixels depend on.
 
 Collected inside the console process, because only it has Qt, VTK and a live GL context; the
-runner adds its own fields (Xvfb, imagecodecs/libpng/zlib, mss: see runner/fingerprint.py). Computed once per
+runner adds its own fields (Xvfb, imagecodecs/zlib-ng, mss: see runner/fingerprint.py). Computed once per
 process, at the first state dump, so it costs nothing at startup and never runs between the
 renders of an episode's first screenshots.
 """

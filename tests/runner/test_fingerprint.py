@@ -14,7 +14,7 @@ from scoring.verdict import Verdict
 FP = {"python": "3.11.7", "qt": "6.11.3", "pyside6": "6.11.3", "vtk": "9.7.2", "numpy": "2.4.6",
       "gl_vendor": "Mesa/X.org", "gl_renderer": "llvmpipe (LLVM 15.0.6, 256 bits)",
       "gl_version": "4.5 (Core Profile) Mesa 22.3.6", "fonts": {"/f/DejaVuSans.ttf": "aa" * 32},
-      "xvfb": "X.Org X Server 1.21.1.7", "imagecodecs": "2026.3.6", "libpng": "1.6.55", "png_zlib": "1.2.13",
+      "xvfb": "X.Org X Server 1.21.1.7", "imagecodecs": "2026.3.6", "zlib_ng": "2.3.3",
       "mss": "10.2.0"}
 
 
@@ -58,21 +58,21 @@ def test_changed_pixel_hash_names_rendering_and_the_differing_fields():
     out = text(diag)
     assert "pixels differ in 1 of 6 screenshots (first: step_002.png)" in out
     assert "qt '6.11.3' -> '6.10.0'" in out and "gl_renderer" in out
-    assert "imagecodecs" not in out and "png_zlib" not in out  # the encoder is not blamed for a pixel difference
+    assert "imagecodecs" not in out and "zlib_ng" not in out  # the encoder is not blamed for a pixel difference
     assert verdict_text(diag, []).startswith("this machine does NOT reproduce")
     assert "rendering (Qt/VTK/GL/fonts/Xvfb)" in verdict_text(diag, [])
 
 
 def test_png_only_difference_names_the_encoder():
-    obs = observed(png_zlib="1.3.1")
+    obs = observed(zlib_ng="2.3.4")
     for img in obs["episodes"]["reference/a/dev/seed0"]["images"].values():
         img["png"] = img["png"] + "-recompressed"
     diag = compare(GOLDEN, obs)
     assert diag.causes == {"encoder"}
     out = text(diag)
-    assert "identical pixels" in out and "png_zlib '1.2.13' -> '1.3.1'" in out
+    assert "identical pixels" in out and "zlib_ng '2.3.3' -> '2.3.4'" in out
     assert "rendering" not in out
-    assert "PNG encoder (imagecodecs/libpng/zlib)" in verdict_text(diag, [])
+    assert "PNG encoder (imagecodecs/zlib-ng)" in verdict_text(diag, [])
 
 
 def test_pixel_difference_without_a_recorded_version_change_says_so():
@@ -125,7 +125,7 @@ def test_xorg_release_decoding_and_runner_fields():
     assert _decode_xorg_release(12101007) == "1.21.1.7"
     assert _decode_xorg_release(12004000) == "1.20.4"
     fp = runner_fingerprint()
-    assert {"xvfb", "imagecodecs", "libpng", "png_zlib", "mss"} <= fp.keys() and fp["imagecodecs"] and fp["png_zlib"]
+    assert {"xvfb", "imagecodecs", "zlib_ng", "mss"} <= fp.keys() and fp["imagecodecs"] and fp["zlib_ng"]
 
 
 def test_summarize_counts_distinct_fingerprints():
