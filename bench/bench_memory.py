@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.memory import pss_mib, rss_mib  # noqa: E402
+from runner.memory import anon_mib, pss_mib, rss_mib  # noqa: E402
 
 
 class SamplingAgent:
@@ -46,6 +46,9 @@ class SamplingAgent:
         s = {"worker": pss_mib(os.getpid()), "xvfb": pss_mib(self._display.proc.pid),
              "console": pss_mib(self._console_pid), "console_rss": rss_mib(self._console_pid)}
         s["total"] = s["worker"] + s["xvfb"] + s["console"]
+        # unshared memory of each part: unlike PSS, it does not fall when other consoles run
+        s["anon"] = {"worker": anon_mib(os.getpid()), "xvfb": anon_mib(self._display.proc.pid),
+                     "console": anon_mib(self._console_pid)}
         self.samples.append(s)
         return self._inner.act(obs)
 
@@ -62,15 +65,23 @@ def measure(tasks: str = "ct", subject: str = "dev", seed: int = 0) -> dict:
         for card in select_cards(tasks):
             run_episode(EpisodeSpec(card, subject, seed), agent, Path(tmp), disp)
             peak = max(agent.samples, key=lambda s: s["total"])
-            per_task[card.id] = {"first": _round(agent.samples[0]), "max": _round(peak)}
+            anon_max = {k: max(s["anon"][k] for s in agent.samples) for k in agent.samples[0]["anon"]}
+            per_task[card.id] = {"first": _round(agent.samples[0]), "max": _round(peak), "anon_max": _round(anon_max)}
     totals = [t["max"]["total"] for t in per_task.values()]
+    parts = ("worker", "xvfb", "console")
     return {"subject": subject, "seed": seed, "tasks": per_task,
             "pss_mib_first_frame_median": round(statistics.median(t["first"]["total"] for t in per_task.values()), 1),
-            "pss_mib_max_median": round(statistics.median(totals), 1), "pss_mib_max": round(max(totals), 1)}
+            "pss_mib_max_median": round(statistics.median(totals), 1), "pss_mib_max": round(max(totals), 1),
+            "anon_mib_first_frame_median": {k: _median(t["first"]["anon"][k] for t in per_task.values()) for k in parts},
+            "anon_mib_max_median": {k: _median(t["anon_max"][k] for t in per_task.values()) for k in parts}}
 
 
-def _round(s: dict[str, float]) -> dict[str, float]:
-    return {k: round(v, 1) for k, v in s.items()}
+def _median(xs) -> float:
+    return round(statistics.median(list(xs)), 1)
+
+
+def _round(s: dict) -> dict:
+    return {k: _round(v) if isinstance(v, dict) else round(v, 1) for k, v in s.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{m['console']:6.1f} (RSS {m['console_rss']:.0f})   Xvfb {m['xvfb']:5.1f}   worker {m['worker']:5.1f}")
     print(f"  median first frame {r['pss_mib_first_frame_median']}, median peak {r['pss_mib_max_median']}, "
           f"max peak {r['pss_mib_max']}")
+    print(f"  anonymous (unshared) MiB, median first frame {r['anon_mib_first_frame_median']}, "
+          f"median peak {r['anon_mib_max_median']}")
     return 0
 
 

@@ -18,6 +18,7 @@ import weakref
 
 _LIVE: "weakref.WeakSet[VirtualDisplay]" = weakref.WeakSet()
 _PR_SET_PDEATHSIG = 1
+XVFB_MMAP_THRESHOLD = 1 << 20  # glibc MALLOC_MMAP_THRESHOLD_ for Xvfb (see VirtualDisplay.start)
 
 
 class DisplayError(RuntimeError):
@@ -55,7 +56,12 @@ class VirtualDisplay:
         rfd, wfd = os.pipe()
         cmd = [exe, "-displayfd", str(wfd), "-screen", "0", f"{self.width}x{self.height}x24",
                "-nolisten", "tcp", "-noreset", "-dpi", "96", "+extension", "XTEST", "-ac"]
-        self.proc = subprocess.Popen(cmd, pass_fds=(wfd,), stdout=subprocess.DEVNULL,
+        env = dict(os.environ)
+        # A fixed mmap threshold: large blocks Xvfb frees go back to the system instead of staying on
+        # its heap under glibc's dynamic threshold (anonymous memory 22.1 -> 18.1 MiB over the CT
+        # reference episodes; drag steps unchanged).
+        env.setdefault("MALLOC_MMAP_THRESHOLD_", str(XVFB_MMAP_THRESHOLD))
+        self.proc = subprocess.Popen(cmd, env=env, pass_fds=(wfd,), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
         os.close(wfd)
         _LIVE.add(self)

@@ -18,3 +18,9 @@ def pss_mib(pid: int) -> float:
 def rss_mib(pid: int) -> float:
     """Resident set size of `pid` in MiB (shared pages counted in full)."""
     return _rollup_kib(pid, "Rss") / 1024
+
+
+def anon_mib(pid: int) -> float:
+    """Anonymous memory of `pid` in MiB (heap, mmapped buffers, stacks, relocated library data): the
+    part no other process shares, so unlike PSS it does not move when other consoles run."""
+    return _rollup_kib(pid, "Anonymous") / 1024

@@ -14,6 +14,10 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from consoles.common.import_memory import forget_checked_sources
+
+forget_checked_sources()  # every later import: PySide6's source check no longer fills linecache
+
 FONT_FILE_CANDIDATES = (
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",  # Debian fonts-dejavu-core (installed by bootstrap)
 )
