@@ -172,8 +172,8 @@ def map_scores(state: dict[str, Any], oracle, protocol: str, hr: float, quantita
 def diagnostic(kind: str, checks: dict[str, bool]) -> bool:
     """A map is diagnostic when it was acquired and every one of its checks holds except the quantitative
     tolerance: no artefact cause, valid trigger and timing, mid-ventricular and perpendicular."""
-    own = {k: v for k, v in checks.items() if k.startswith(f"{kind}_") and k != f"{kind}_value_within_tolerance"}
-    return checks.get(f"{kind}_map_acquired", True) and bool(own) and all(own.values())
+    own = [v for k, v in checks.items() if k.startswith(f"{kind}_") and k != f"{kind}_value_within_tolerance"]
+    return bool(own) and all(own)  # a missing map has only "<kind>_map_acquired": False
 
 
 def _roi_measured(state: dict[str, Any]) -> bool:

@@ -13,14 +13,14 @@ from runner.agents.reference.ct import CTReferenceSolver
 from runner.agents.simple import NoopAgent
 from runner.episode import EpisodeSpec, run_episode
 from tasks.card import load_card
+from tests.runner.baselines import with_budget
 
 pytestmark = pytest.mark.display
 
 
 @pytest.mark.parametrize("task", ["ct_undercoverage_recovery", "ccta_heart_coverage_isocenter"])
 def test_noop_does_not_pass(display, tmp_path, task):
-    card = load_card(task)
-    card = card.model_copy(update={"budgets": card.budgets.model_copy(update={"max_steps": 3})})
+    card = with_budget(load_card(task), 3)
     v = run_episode(EpisodeSpec(card, "dev", 0), NoopAgent(), tmp_path, display)
     assert v.outcome == "FAIL" and v.sr == 0.0
 

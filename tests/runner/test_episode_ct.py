@@ -13,6 +13,7 @@ from runner.agents.simple import NoopAgent, RandomAgent, ScriptedAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
 from tasks.card import load_card
+from tests.runner.baselines import with_budget
 from tests.conftest import descendants_alive
 
 TASK = "ct_ui_smoke_routine"
@@ -111,8 +112,7 @@ def test_console_crash_or_hang_ends_the_episode_invalid_in_bounded_time(display,
 
 
 def test_a_thousand_random_actions_do_not_crash_or_hang(display, tmp_path):
-    card = load_card(TASK)
-    card = card.model_copy(update={"budgets": card.budgets.model_copy(update={"max_steps": 1000})})
+    card = with_budget(load_card(TASK), 1000)
     v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=7), tmp_path, display)
     assert v.termination == "budget", v.reason
     assert v.outcome != "INVALID", v.reason

@@ -15,11 +15,12 @@ import pytest
 
 from runner.agents import make_agent
 from runner.agents.reference import ReferenceAgent
-from runner.agents.simple import NoopAgent, RandomAgent
+from runner.agents.simple import RandomAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.parallel import run_parallel
 from runner.run import Progress, run_sequential
 from tasks.card import select_cards
+from tests.runner.baselines import assert_baselines_never_pass, with_budget
 from tests.runner.test_parallel import _episode_bytes
 
 pytestmark = pytest.mark.display
@@ -30,10 +31,6 @@ COHORT = [f"s{i:02d}" for i in range(1, 31)]
 # Queue edits by menu and typing, drags from the series list, a running row, a clinical question.
 IDENTITY_TASKS = ("mr_rename_sequence_4ch_v1", "mr_drag_coronal_to_viewport2_v1", "L2a_queue_mutation",
                   "L1_idle_or_scanning")
-
-
-def _with_budget(card, steps: int):
-    return card.model_copy(update={"budgets": card.budgets.model_copy(update={"max_steps": steps})})
 
 
 def test_the_mr_console_tasks_are_fifteen_of_levels_0_to_2():
@@ -68,19 +65,14 @@ def test_mr_episodes_are_byte_identical_in_one_process_and_across_two_workers(tm
 
 
 def test_noop_and_random_agents_never_pass_an_mr_card(display, tmp_path):
-    for card in MR_CARDS:  # every MR card: planning and mapping ones too
-        noop = run_episode(EpisodeSpec(_with_budget(card, 3), "dev", 1), NoopAgent(), tmp_path, display)
-        rnd = run_episode(EpisodeSpec(_with_budget(card, 40), "dev", 1), RandomAgent(base_seed=3), tmp_path,
-                          display)
-        assert noop.outcome in ("FAIL", "PARTIAL") and noop.sr == 0.0, (card.id, noop.reason)
-        assert rnd.outcome != "PASS" and rnd.sr == 0.0, (card.id, rnd.reason)
-        assert rnd.outcome != "INVALID", (card.id, rnd.reason)
+    # every MR card: planning and mapping ones too
+    assert_baselines_never_pass(MR_CARDS, display, tmp_path, random_seed=3)
 
 
 @pytest.mark.parametrize("task", ["L2a_queue_mutation", "mr_t1t2_mapping_staged"])
 def test_a_thousand_random_mr_actions_do_not_crash_or_hang(display, tmp_path, task):
     """The queue, library and series list; and a mapping exam (maps, ROI tool, planning grips)."""
-    card = _with_budget({c.id: c for c in MR_CARDS}[task], 1000)
+    card = with_budget({c.id: c for c in MR_CARDS}[task], 1000)
     v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=11), tmp_path, display)
     assert v.termination == "budget", v.reason
     assert v.outcome != "INVALID", v.reason
