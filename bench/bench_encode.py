@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/bench_encode.py [PNG ...]   # default: the shipped start/success screens of CT tasks
 
-Compares the runner's encoder (runner/capture.py: Up filter in numpy, imagecodecs' zlib-ng level 2) with
-its levels 1 and 3, imagecodecs' libpng (filter Up, level 2: the runner's encoder before), Pillow at levels
+Compares the runner's encoder (runner/capture.py: Up filter in numpy, imagecodecs' zlib-ng at PNG_LEVEL, 1)
+with its levels 2 and 3, imagecodecs' libpng (filter Up, level 2: the encoder before those), Pillow at levels
 0-3 and, when importable, OpenCV.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.capture import encode_png  # noqa: E402
+from runner.capture import PNG_LEVEL, encode_png  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = [ROOT / "tasks/ct/ct_ui_smoke_routine/start.png", ROOT / "tasks/ct/ct_lung_coverage_isocenter/success.png",
@@ -36,8 +36,8 @@ def _pillow(level: int) -> Callable[[np.ndarray], bytes]:
 
 
 def encoders() -> dict[str, Callable[[np.ndarray], bytes]]:
-    out = {"runner (zlib-ng up l2)": encode_png, "runner at l1": lambda a: encode_png(a, 1),
-           "runner at l3": lambda a: encode_png(a, 3)}
+    out = {f"runner (zlib-ng up l{PNG_LEVEL})": encode_png}
+    out.update({f"runner at l{k}": (lambda a, k=k: encode_png(a, k)) for k in (1, 2, 3) if k != PNG_LEVEL})
     out.update({f"pillow l{k}": _pillow(k) for k in (3, 1, 0)})
     try:
         import imagecodecs

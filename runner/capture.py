@@ -5,11 +5,12 @@ for 1280x800 here) instead of mss's own `ScreenShot.rgb` (bytearray slicing, 2.6
 
 Encoding: the PNG is written here from two library calls, because no packaged PNG encoder offers the
 fast path: the Up filter on every row is one numpy subtraction (0.2 ms for 1280x800), and the filtered rows
-are deflated by imagecodecs' zlib-ng (level 2) into the one IDAT chunk; the IHDR / IDAT / IEND chunks and
-their CRCs are the PNG container (RFC 2083), nothing more. On this project's screenshots that is about
+are deflated by imagecodecs' zlib-ng (level 1, PNG_LEVEL) into the one IDAT chunk; the IHDR / IDAT / IEND
+chunks and their CRCs are the PNG container (RFC 2083), nothing more. At level 2 that is already about
 twice as fast as imagecodecs' libpng with the same filter and level on the system zlib (a UI screen 1.3
 vs 4.7 ms, a CT scout screen 4.2 vs 8.6 ms, an MR 2x2 screen 7.3 vs 13.4 ms; bench/bench_encode.py), with
-files from 9 % smaller to 9 % larger; Pillow spends ~9 ms on its adaptive per-row filter choice alone.
+files from 9 % smaller to 9 % larger; level 1 halves it again (see PNG_LEVEL). Pillow spends ~9 ms on
+its adaptive per-row filter choice alone.
 Lossless 8-bit RGB, no timestamps or text chunks: the bytes depend only on the pixels and on the zlib-ng
 that the locked imagecodecs wheel bundles (`zlib_ng` in the fingerprint, runner/fingerprint.py), not on
 the machine's zlib. zlib-ng does not promise the same bytes on another CPU architecture (x86-64 vs
@@ -27,7 +28,10 @@ try:
 except ImportError:  # pragma: no cover
     from mss import mss as _MSS
 
-PNG_LEVEL = 2  # zlib-ng level: 1 is 45 % faster but files are 20-30 % larger; 3 is 35 % slower (bench/bench_encode.py)
+# zlib-ng level 1: half the time of level 2 for files 20-35 % larger (bench/bench_encode.py: a UI screen
+# 0.9 vs 1.8 ms and 96 vs 71 KiB, a CT scout screen 2.2 vs 4.5 ms and 246 vs 199 KiB, an MR 2x2 screen 4.5 vs
+# 8.2 ms and 564 vs 471 KiB). The PNG is on every step's critical path; level 3 is 10-20 % slower than 2.
+PNG_LEVEL = 1
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_FILTER_UP = 2  # the filter-type byte that starts each row (PNG filter method 0, type 2: Up)
 

@@ -440,6 +440,8 @@ class DragDelta:
     total_angle_deg: float = 0.0
     damount: float = 0.0
     total_amount: float = 0.0
+    # a release where the last move already was: applying it again changes nothing
+    repeats_last_move: bool = False
 
     @property
     def role(self) -> str:
@@ -475,6 +477,7 @@ class DragController:
         self.hit: Hit | None = None
         self._press: Point = (0.0, 0.0)
         self._last: Point = (0.0, 0.0)
+        self._moved = False  # a move was reported since the press
 
     @property
     def active(self) -> bool:
@@ -484,6 +487,7 @@ class DragController:
         """Start a drag on whatever is under (u, v); returns it (None: nothing grabbed)."""
         self.hit = hit_test_plane(overlays, transform.k, u, v, self.grab_px)
         self._press = self._last = (u, v)
+        self._moved = False
         return self.hit
 
     def move(self, u: float, v: float) -> DragDelta | None:
@@ -499,6 +503,14 @@ class DragController:
         self.hit = None
 
     def _step(self, phase: str, u: float, v: float) -> DragDelta | None:
+        last = self._last
+        d = self._delta(phase, u, v)
+        if d is not None and phase == "release" and self._moved and (u, v) == last:
+            d = replace(d, repeats_last_move=True)
+        self._moved |= phase == "move"
+        return d
+
+    def _delta(self, phase: str, u: float, v: float) -> DragDelta | None:
         h = self.hit
         if h is None:
             return None

@@ -429,21 +429,29 @@ class ImageViewport(QVTKRenderWindowInteractor):
         actor.GetProperty().SetLineWidth(width)
         return actor
 
+    def _segment_points(self, pts_px: list[tuple[float, float]], closed: bool, dashed: bool) -> np.ndarray:
+        """(2n, 3) float32 end points of the n line segments through widget pixels (y down), in VTK
+        display coordinates (y up); float32 is what vtkPoints stores."""
+        h = self.height()
+        segs = list(zip(pts_px, pts_px[1:] + (pts_px[:1] if closed else [])))
+        flat = [p for (x0, y0), (x1, y1) in segs for p in (_dash(x0, y0, x1, y1) if dashed else [(x0, y0, x1, y1)])]
+        xyz = np.zeros((2 * len(flat), 3), dtype=np.float32)
+        if flat:
+            ends = np.asarray(flat, dtype=np.float64).reshape(-1, 2)
+            xyz[:, 0] = ends[:, 0]
+            xyz[:, 1] = h - ends[:, 1]
+        return xyz
+
     def _polyline_data(self, pts_px: list[tuple[float, float]], closed: bool, dashed: bool) -> vtkPolyData:
         """Line segments through widget pixels (y down) in VTK display coordinates (y up)."""
-        h = self.height()
+        xyz = self._segment_points(pts_px, closed, dashed)
         points, cells = vtkPoints(), vtkCellArray()
-        segs = list(zip(pts_px, pts_px[1:] + (pts_px[:1] if closed else [])))
-        n = 0
-        for (x0, y0), (x1, y1) in segs:
-            pieces = _dash(x0, y0, x1, y1) if dashed else [(x0, y0, x1, y1)]
-            for a, b, c, d in pieces:
-                points.InsertNextPoint(a, h - b, 0.0)
-                points.InsertNextPoint(c, h - d, 0.0)
-                cells.InsertNextCell(2)
-                cells.InsertCellPoint(n)
-                cells.InsertCellPoint(n + 1)
-                n += 2
+        if len(xyz):
+            points.SetData(numpy_support.numpy_to_vtk(xyz, deep=True))
+        for i in range(0, len(xyz), 2):
+            cells.InsertNextCell(2)
+            cells.InsertCellPoint(i)
+            cells.InsertCellPoint(i + 1)
         poly = vtkPolyData()
         poly.SetPoints(points)
         poly.SetLines(cells)
@@ -496,7 +504,15 @@ class ImageViewport(QVTKRenderWindowInteractor):
         if path is None:
             return False
         pts, closed, dashed, width = path
-        actor.GetMapper().SetInputData(self._polyline_data(pts, closed, dashed))
+        poly = actor.GetMapper().GetInput()
+        xyz = self._segment_points(pts, closed, dashed)
+        if poly is not None and len(xyz) and poly.GetNumberOfPoints() == len(xyz):
+            # the same segments moved (a dragged edge): new coordinates in the kept data set, since
+            # a new one per motion cost an allocation and a VTK garbage collection of the old one
+            poly.GetPoints().SetData(numpy_support.numpy_to_vtk(xyz, deep=True))
+            poly.Modified()
+        else:
+            actor.GetMapper().SetInputData(self._polyline_data(pts, closed, dashed))
         actor.GetProperty().SetColor(*item.color)
         actor.GetProperty().SetLineWidth(width)
         return True

@@ -124,6 +124,8 @@ class CTModel(ConsoleModelBase):
                  perturbations: dict | None = None) -> None:
         super().__init__(task_id, subject.id, seed)
         self.subject = subject
+        self._world_z = subject.world_z()  # slice z (subject mm): read on every drag motion
+        self._world_z.setflags(write=False)
         initial_state = dict(initial_state or {})
         # the order of these draws is part of every episode's identity: append, never reorder
         draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
@@ -221,14 +223,14 @@ class CTModel(ConsoleModelBase):
 
     def table_limits(self) -> tuple[float, float]:
         """(top, bottom) of the scannable table range (the subject volume) in table mm."""
-        z = self.subject.world_z()
+        z = self._world_z
         return float(self.table_from_subject_z(z[-1])), float(self.table_from_subject_z(z[0]))
 
     def _label_z_extent(self, label_names: list[str]) -> tuple[float, float]:
         """(zmin, zmax) in subject mm of the slices holding any of these labels (the simulator's own anatomy)."""
         ids = [self.subject.label_id(n) for n in label_names]
         ks = np.nonzero(np.isin(self.subject.labels, ids).any(axis=(1, 2)))[0]
-        z = self.subject.world_z()
+        z = self._world_z
         return float(z[ks[0]]), float(z[ks[-1]])
 
     # ---- protocol ---------------------------------------------------------------------
@@ -270,7 +272,9 @@ class CTModel(ConsoleModelBase):
     def _projections(self) -> dict[str, np.ndarray]:
         """Noise-free AP and lateral line integrals (the subject does not move: computed once)."""
         if getattr(self, "_proj", None) is None:
-            mu = ct_physics.mu_from_hu(self._hu_lut[self.subject.labels])  # 4 bytes a voxel: not kept
+            # per label, then looked up: one float32 volume (4 bytes a voxel, not kept) instead of the
+            # three temporaries of converting a HU volume; mu_from_hu is elementwise, so the values match
+            mu = ct_physics.mu_from_hu(self._hu_lut)[self.subject.labels]
             sp = self.subject.spacing_mm
             self._proj = {v: ct_physics.scout_projection(mu, sp, v) for v in ("ap", "lateral")}
         return self._proj
@@ -278,7 +282,7 @@ class CTModel(ConsoleModelBase):
     def _finish_scout(self, log: bool = True) -> None:
         spacing = self.subject.spacing_mm
         rng = self.rng("scout")
-        z = self.subject.world_z()
+        z = self._world_z
         top = float(self.table_from_subject_z(z[-1]))
         ox, oy, _ = self.subject.origin_mm
         proj = self._projections()
@@ -368,7 +372,7 @@ class CTModel(ConsoleModelBase):
         """Median water-equivalent diameter over the planned range (size term of the noise model)."""
         if self.dw_mm is None:
             return 300.0
-        z = self.subject.world_z()
+        z = self._world_z
         lo, hi = self.subject_from_table_z(self.end_mm), self.subject_from_table_z(self.start_mm)
         sel = (z >= lo) & (z <= hi)
         return float(np.median(self.dw_mm[sel])) if sel.any() else float(np.median(self.dw_mm))
@@ -408,7 +412,7 @@ class CTModel(ConsoleModelBase):
                                      t - self.t_injection)
 
     def _hu_slab(self, z0_subject: float, z1_subject: float, lut: np.ndarray | None = None) -> np.ndarray:
-        z = self.subject.world_z()
+        z = self._world_z
         k = np.nonzero((z >= z0_subject - 1e-6) & (z <= z1_subject + 1e-6))[0]
         if k.size == 0:  # thinner than a voxel: nearest plane
             k = np.array([int(np.argmin(np.abs(z - (z0_subject + z1_subject) / 2)))])

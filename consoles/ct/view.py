@@ -485,7 +485,7 @@ class CTConsoleView(ConsoleViewBase):
         if m.scout_status != "done" or m.protocol is None:
             return
         d = self._scout_drag(self.scout_ap, kind, u, v, button)
-        if d is None:
+        if d is None or d.repeats_last_move:  # the range is already where the pointer was let go
             return
         if d.handle == "start_handle":  # edges follow the pointer itself, not the drag offset
             self._do(m.set_range, d.v, None)
@@ -499,7 +499,7 @@ class CTConsoleView(ConsoleViewBase):
         if m.scout_status != "done" or m.protocol is None:
             return
         d = self._scout_drag(self.scout_lat, kind, u, v, button)
-        if d is not None and d.handle == "iso_handle":
+        if d is not None and d.handle == "iso_handle" and not d.repeats_last_move:
             self._do(m.set_table_height, m.table_height_for(d.u))
 
     def _scout_drag(self, vp: ImageViewport, kind: str, u: float, v: float, button):

@@ -103,6 +103,20 @@ def test_drag_move_along_an_axis_reports_increments_and_totals():
     assert not d.active and d.move(0.0, 50.0) is None
 
 
+def test_a_release_where_the_last_move_was_is_marked_as_a_repeat():
+    o = OverlaySet()
+    o.add(Box("range", -50.0, -20.0, 50.0, 20.0), Movable(axis=(0.0, 1.0)))
+    d = DragController()
+    d.press(0.0, 0.0, o, T)
+    assert not d.move(0.0, 4.0).repeats_last_move
+    assert d.release(0.0, 4.0).repeats_last_move  # nothing left to apply: views may skip it
+    d.press(0.0, 0.0, o, T)  # a click on the range: no move, so its release is the whole drag
+    assert not d.release(0.0, 0.0).repeats_last_move
+    d.press(0.0, 0.0, o, T)
+    d.move(0.0, 4.0)
+    assert not d.release(0.0, 6.0).repeats_last_move  # let go further on
+
+
 def test_drag_rotate_and_resize():
     box = RotatedBox("shim", 0.0, 0.0, 20.0, 10.0)
     o = OverlaySet()
