@@ -100,8 +100,10 @@ def encode_png(rgb: np.ndarray, compress_level: int | None = None) -> bytes:
 
 
 def encoder_versions() -> dict[str, str]:
-    """What the PNG bytes depend on: imagecodecs and the zlib-ng it bundles."""
+    """What the PNG bytes depend on besides the pixels: imagecodecs, the zlib-ng it bundles and the
+    deflate level (so that results encoded at another level say why their bytes differ)."""
     import imagecodecs
 
     return {"imagecodecs": imagecodecs.__version__,
-            "zlib_ng": str(imagecodecs.zlibng_version()).removeprefix("zlib_ng").strip()}
+            "zlib_ng": str(imagecodecs.zlibng_version()).removeprefix("zlib_ng").strip(),
+            "png_level": str(PNG_LEVEL)}

@@ -5,7 +5,8 @@ Two halves make one flat dict (fonts nested as {path: sha256}):
 - console side (consoles/common/environment.py, inside the console process): python, qt, pyside6,
   vtk, numpy, gl_vendor, gl_renderer, gl_version, fonts;
 - runner side (`runner_fingerprint` here): xvfb (the X server that drew the screen), imagecodecs and
-  zlib_ng (the PNG encoder of runner/capture.py: the package and the zlib-ng it bundles), mss (the capture).
+  zlib_ng and png_level (the PNG encoder of runner/capture.py: the package, the zlib-ng it bundles and its
+  deflate level), mss (the capture).
 
 Episodes carry it in state.json under provenance.environment. Nothing here imports Qt or VTK.
 """
@@ -84,7 +85,7 @@ def xvfb_version(display_name: str | None = None) -> str:
 
 
 def runner_fingerprint(display_name: str | None = None) -> dict[str, Any]:
-    """The runner side of the fingerprint: X server, PNG encoder (imagecodecs, zlib-ng), capture (mss)."""
+    """The runner side of the fingerprint: X server, PNG encoder (imagecodecs, zlib-ng, level), capture (mss)."""
     import mss
 
     from runner.capture import encoder_versions

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 # Which component a field belongs to, so a difference can be attributed.
 # zlib_ng: imagecodecs' zlib-ng (the encoder now, and Pillow's before issue 14); libpng and png_zlib:
 # imagecodecs' libpng on the system zlib (results written during issue 14); pillow, zlib: before it
-ENCODER_FIELDS = ("imagecodecs", "libpng", "png_zlib", "pillow", "zlib", "zlib_ng")
+ENCODER_FIELDS = ("imagecodecs", "libpng", "png_zlib", "pillow", "zlib", "zlib_ng", "png_level")
 CAPTURE_FIELDS = ("mss",)
 RENDER_FIELDS = ("python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version",
                  "fonts", "xvfb")

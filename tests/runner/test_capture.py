@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from runner.capture import bgrx_to_rgb, encode_png, encoder_versions
+from runner.capture import PNG_LEVEL, bgrx_to_rgb, encode_png, encoder_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tasks" / "ct" / "ct_lung_coverage_isocenter" / "success.png"  # a shipped screenshot (scout + UI)
@@ -83,7 +83,8 @@ def test_encode_names_a_wrong_shape(bad):
 
 def test_encoder_versions_are_recorded():
     v = encoder_versions()
-    assert set(v) == {"imagecodecs", "zlib_ng"} and all(v.values())
+    assert set(v) == {"imagecodecs", "zlib_ng", "png_level"} and all(v.values())
+    assert v["png_level"] == str(PNG_LEVEL)
     assert v["zlib_ng"][0].isdigit()
 
 

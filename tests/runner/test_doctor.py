@@ -15,7 +15,7 @@ from scoring.aggregate import score_command
 from tests.conftest import require_console
 
 CONSOLE_FIELDS = {"python", "qt", "pyside6", "vtk", "numpy", "gl_vendor", "gl_renderer", "gl_version", "fonts"}
-RUNNER_FIELDS = {"xvfb", "imagecodecs", "zlib_ng", "mss"}
+RUNNER_FIELDS = {"xvfb", "imagecodecs", "zlib_ng", "png_level", "mss"}
 REGENERATE = ("if the consoles' look changed on purpose, regenerate the golden file: "
               ".venv/bin/medimageos doctor --write-golden")
 

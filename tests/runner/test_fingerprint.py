@@ -125,7 +125,7 @@ def test_xorg_release_decoding_and_runner_fields():
     assert _decode_xorg_release(12101007) == "1.21.1.7"
     assert _decode_xorg_release(12004000) == "1.20.4"
     fp = runner_fingerprint()
-    assert {"xvfb", "imagecodecs", "zlib_ng", "mss"} <= fp.keys() and fp["imagecodecs"] and fp["zlib_ng"]
+    assert {"xvfb", "imagecodecs", "zlib_ng", "png_level", "mss"} <= fp.keys() and fp["imagecodecs"] and fp["zlib_ng"]
 
 
 def test_summarize_counts_distinct_fingerprints():
