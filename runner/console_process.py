@@ -18,6 +18,7 @@ from typing import Any
 
 from runner.control_client import ConsoleFault, ControlClient
 from runner.display import VirtualDisplay, _die_with_parent
+from tasks.card import console_card, console_card_json
 
 STARTUP_TIMEOUT_S = 60.0
 REQUEST_TIMEOUT_S = 30.0
@@ -52,6 +53,7 @@ class ConsoleProcess:
         env["PYTHONHASHSEED"] = "0"
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         cmd = [sys.executable, "-m", f"consoles.{self.modality}", "--task", self.task,
+               "--card-json", console_card_json(self.task),
                "--subject", self.subject, "--seed", str(self.seed), "--control", self.socket_path]
         self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, preexec_fn=_die_with_parent)
         if log is not subprocess.DEVNULL:
@@ -70,7 +72,7 @@ class ConsoleProcess:
         """Start the next episode in this process (the console's `reset`): it then shows what a
         console launched with these arguments shows. Same handshake as `start`: reply, then a
         settle so the first frame is on the server."""
-        reply = self.request("reset", task=task, subject=subject, seed=seed)
+        reply = self.request("reset", task=task, subject=subject, seed=seed, card=console_card(task))
         self.task, self.subject, self.seed = task, subject, seed
         self.hello = {k: v for k, v in reply.items() if k not in ("ok", "id")}
         self.settle(0.0)

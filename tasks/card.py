@@ -748,6 +748,22 @@ def load_card(task_id: str) -> TaskCard:
     raise TaskCardError(f"unknown task {task_id!r}; known tasks: {known}")
 
 
+def resolve_card(task: str) -> TaskCard:
+    """A card from a task id or a path to a card file (a console's --task argument)."""
+    return load_card_file(Path(task)) if task.endswith(".json") else load_card(task)
+
+
+def console_card(task: str) -> dict[str, Any]:
+    """The validated card of `task` (id or path) as JSON data: what the runner hands a console
+    (`reset`'s card, and --card-json), so that the console process never imports pydantic."""
+    return resolve_card(task).model_dump(mode="json")
+
+
+def console_card_json(task: str) -> str:
+    """console_card(task) as compact JSON text (the console's --card-json)."""
+    return json.dumps(console_card(task), separators=(",", ":"))
+
+
 def select_cards(spec: str) -> list[TaskCard]:
     """Resolve a --tasks value: 'all', a modality ('ct', 'mr', 'us') or comma-separated ids."""
     cards = list(all_cards())

@@ -50,7 +50,8 @@ class ConsoleController(Protocol):
 
 # (task, subject, seed) -> (provenance of the new episode, its new model): what `reset` needs from
 # the modality (consoles.common.launch makes it).
-EpisodeFactory = Callable[[str, str, int], tuple[dict[str, Any], Any]]
+# (task, subject, seed, card JSON or None) -> (provenance, model)
+EpisodeFactory = Callable[..., tuple[dict[str, Any], Any]]
 
 
 def widget_screen_rect(w: QtWidgets.QWidget) -> list[int] | None:
@@ -230,11 +231,13 @@ class ConsoleShell:
         return {"geometry": rects, "transforms": transforms, "viewports": viewports,
                 "screen": [self.width, self.height]}
 
-    def cmd_reset(self, task: str, subject: str, seed: int) -> dict[str, Any]:
+    def cmd_reset(self, task: str, subject: str, seed: int, card: dict[str, Any] | None = None) -> dict[str, Any]:
         """Start a new episode in this process, as if the console had just been launched with
-        `--task task --subject subject --seed seed`: a new model (new perturbations), a new clock,
-        the widgets and render windows kept and rebound, focus and double-click state as at launch.
-        Answers like `hello`, plus `reset_ms` (time spent in the console)."""
+        `--task task --subject subject --seed seed` (and `--card-json card`: the validated card the
+        runner hands over; without it the console validates `task` itself): a new model (new
+        perturbations), a new clock, the widgets and render windows kept and rebound, focus and
+        double-click state as at launch. Answers like `hello`, plus `reset_ms` (time spent in the
+        console)."""
         if self.new_episode is None or self.controller is None:
             raise RuntimeError("this console cannot reset in place (no episode factory attached)")
         t0 = time.perf_counter()
@@ -244,7 +247,7 @@ class ConsoleShell:
         if fw is not None:
             fw.clearFocus()
         self._process_all()
-        provenance, model = self.new_episode(task, subject, int(seed))
+        provenance, model = self.new_episode(task, subject, int(seed), card)
         self.clock = SimClock()
         self.clock.subscribe(self.controller.on_clock)
         self.controller.rebind(model)
@@ -349,6 +352,9 @@ class ConsoleShell:
 def console_arg_parser(prog: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description="Run a simulated acquisition console.")
     ap.add_argument("--task", required=True, help="task id or path to a task.json")
+    ap.add_argument("--card-json", default=None,
+                    help="the task's card as validated JSON (the runner passes it: the console then never "
+                         "imports the card schema); --task must then be its id or its file")
     ap.add_argument("--subject", default="dev", help="subject id (default: dev)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--control", default="", help="Unix socket path for the runner's control channel")

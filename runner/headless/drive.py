@@ -46,7 +46,8 @@ def make_model(card: TaskCard, subject: str, seed: int) -> Any:
 
     module, cls = MODELS[card.modality]
     model_cls = getattr(importlib.import_module(module), cls)
-    return model_cls(load_runtime(subject), card.id, seed, card.initial_state, card.perturbations)
+    # the plain JSON a console process receives (consoles.common.launch.ConsoleCard)
+    return model_cls(load_runtime(subject), card.id, seed, dict(card.initial_state), dict(card.perturbations))
 
 
 def drive(card: TaskCard, subject: str, seed: int, planner: Any, apply_op: Callable[[Any, Op], None],

@@ -75,3 +75,23 @@ def test_range_box_is_drawn_where_the_exported_transform_says(display):
         cap.close()
         inp.close()
         con.stop()
+
+
+def _maps_pydantic(pid: int) -> bool:
+    with open(f"/proc/{pid}/maps") as f:
+        return "_pydantic_core" in f.read()
+
+
+def test_a_runner_console_runs_the_handed_over_card_without_the_card_schema(display):
+    """The runner validates the card and hands it over (--card-json, reset's card): the console
+    process never loads pydantic (about 10 MiB per console), before or after a reset."""
+    con = ConsoleProcess(display, "ct", "ct_ui_smoke_routine", "dev", 0)
+    con.start()
+    try:
+        assert not _maps_pydantic(con.proc.pid)
+        con.reset("ct_kub_low_dose_constraint", "dev", 3)
+        prov = con.state()["provenance"]
+        assert (prov["task"], prov["seed"], prov["console_start"]) == ("ct_kub_low_dose_constraint", 3, "reset")
+        assert not _maps_pydantic(con.proc.pid)
+    finally:
+        con.stop()
