@@ -166,11 +166,13 @@ class ConsoleShell:
         self._process_all()
         self._keep_active()
         if self.controller is not None:
-            for vp in self.controller.viewports():
-                if vp.isVisible():
-                    # after every change of the step: one frame per changed viewport (hidden ones wait)
-                    vp.render_pending()
-                    vp.sync_display()
+            shown = [vp for vp in self.controller.viewports() if vp.isVisible()]
+            for vp in shown:
+                vp.render_pending()  # one frame per changed viewport (hidden ones wait)
+            # then wait for the server to have them all: it puts one frame on screen while the
+            # next viewport renders, instead of a round trip after each
+            for vp in shown:
+                vp.sync_display()
         QtGui.QGuiApplication.sync()
 
     def cmd_settle(self, advance: float = 0.0) -> dict[str, Any]:
