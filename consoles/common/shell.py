@@ -48,9 +48,8 @@ class ConsoleController(Protocol):
     def rebind(self, model: Any) -> None: ...
 
 
-# (task, subject, seed) -> (provenance of the new episode, its new model): what `reset` needs from
-# the modality (consoles.common.launch makes it).
-# (task, subject, seed, card JSON or None) -> (provenance, model)
+# (task, subject, seed, the card as JSON or None) -> (provenance of the new episode, its new model):
+# what `reset` needs from the modality (consoles.common.launch makes it).
 EpisodeFactory = Callable[..., tuple[dict[str, Any], Any]]
 
 
