@@ -3,11 +3,24 @@ the card schema gives, and a bad one is refused with an error that names the pro
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from consoles.common.launch import ConsoleCard, load_console_card
+from consoles.common.console_card import ConsoleCard, load_console_card
 from tasks.card import TaskCardError, all_cards, console_card, console_card_json
+
+
+def test_reading_a_card_does_not_make_a_process_a_console():
+    """consoles.common.shell marks its process as a console (no subject oracle, Qt settings): the card
+    reader, which tests and the runner import, must not pull it in."""
+    env = {k: v for k, v in os.environ.items() if k != "MEDIMAGEOS_ROLE"}
+    code = ("import os, sys, consoles.common.console_card; "
+            "print(os.environ.get('MEDIMAGEOS_ROLE'), 'consoles.common.shell' in sys.modules, 'pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["None", "False", "False"]
 
 
 @pytest.mark.parametrize("card", all_cards(), ids=lambda c: c.id)
