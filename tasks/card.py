@@ -748,15 +748,12 @@ def load_card(task_id: str) -> TaskCard:
     raise TaskCardError(f"unknown task {task_id!r}; known tasks: {known}")
 
 
-def resolve_card(task: str) -> TaskCard:
-    """A card from a task id or a path to a card file (a console's --task argument)."""
-    return load_card_file(Path(task)) if task.endswith(".json") else load_card(task)
-
-
 def console_card(task: str) -> dict[str, Any]:
-    """The validated card of `task` (id or path) as JSON data: what the runner hands a console
-    (`reset`'s card, and --card-json), so that the console process never imports pydantic."""
-    return resolve_card(task).model_dump(mode="json")
+    """The validated card of `task` (a task id or a path to a card file, a console's --task) as JSON
+    data: what the runner hands a console (`reset`'s card, and --card-json), so that the console
+    process never imports pydantic."""
+    card = load_card_file(Path(task)) if task.endswith(".json") else load_card(task)
+    return card.model_dump(mode="json")
 
 
 def console_card_json(task: str) -> str:

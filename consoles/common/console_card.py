@@ -27,7 +27,8 @@ class ConsoleCard:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | str) -> "ConsoleCard":
-        """From a card's JSON (tasks.card.console_card_json); an error names what is missing."""
+        """From a card's JSON data or text (tasks.card.console_card / console_card_json); an error names
+        what is missing."""
         if isinstance(data, str):
             try:
                 data = json.loads(data)
@@ -56,6 +57,6 @@ def load_console_card(task: str, card_json: Mapping[str, Any] | str | None = Non
         if not task.endswith(".json") and card.id != task:
             raise ValueError(f"card JSON is task {card.id!r}, not {task!r}")
         return card
-    from tasks.card import console_card_json
+    from tasks.card import console_card
 
-    return ConsoleCard.from_json(console_card_json(task))
+    return ConsoleCard.from_json(console_card(task))

@@ -50,7 +50,7 @@ class ConsoleController(Protocol):
 
 # (task, subject, seed, the card as JSON or None) -> (provenance of the new episode, its new model):
 # what `reset` needs from the modality (consoles.common.launch makes it).
-EpisodeFactory = Callable[..., tuple[dict[str, Any], Any]]
+EpisodeFactory = Callable[[str, str, int, "dict[str, Any] | str | None"], tuple[dict[str, Any], Any]]
 
 
 def widget_screen_rect(w: QtWidgets.QWidget) -> list[int] | None:

@@ -422,7 +422,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
     def _polyline_actor(self, pts_px: list[tuple[float, float]], color, width: float, closed=False,
                         dashed=False) -> vtkActor2D:
         mapper = vtkPolyDataMapper2D()
-        mapper.SetInputData(self._polyline_data(pts_px, closed, dashed))
+        mapper.SetInputData(_polyline_data(self._segment_points(pts_px, closed, dashed)))
         actor = vtkActor2D()
         actor.SetMapper(mapper)
         actor.GetProperty().SetColor(*color)
@@ -441,21 +441,6 @@ class ImageViewport(QVTKRenderWindowInteractor):
             xyz[:, 0] = ends[:, 0]
             xyz[:, 1] = h - ends[:, 1]
         return xyz
-
-    def _polyline_data(self, pts_px: list[tuple[float, float]], closed: bool, dashed: bool) -> vtkPolyData:
-        """Line segments through widget pixels (y down) in VTK display coordinates (y up)."""
-        xyz = self._segment_points(pts_px, closed, dashed)
-        points, cells = vtkPoints(), vtkCellArray()
-        if len(xyz):
-            points.SetData(numpy_support.numpy_to_vtk(xyz, deep=True))
-        for i in range(0, len(xyz), 2):
-            cells.InsertNextCell(2)
-            cells.InsertCellPoint(i)
-            cells.InsertCellPoint(i + 1)
-        poly = vtkPolyData()
-        poly.SetPoints(points)
-        poly.SetLines(cells)
-        return poly
 
     def _graphic_path(self, item) -> tuple[list[tuple[float, float]], bool, bool, float] | None:
         """(widget pixel points, closed, dashed, line width) of a drawn graphic item, None if it
@@ -512,7 +497,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
             poly.GetPoints().SetData(numpy_support.numpy_to_vtk(xyz, deep=True))
             poly.Modified()
         else:
-            actor.GetMapper().SetInputData(self._polyline_data(pts, closed, dashed))
+            actor.GetMapper().SetInputData(_polyline_data(xyz))
         actor.GetProperty().SetColor(*item.color)
         actor.GetProperty().SetLineWidth(width)
         return True
@@ -666,6 +651,21 @@ def _label_style(item: Label) -> tuple:
 def _fmt(value: float) -> str:
     """Colour bar numbers: no spurious decimals on large ranges, enough on small ones."""
     return f"{value:.0f}" if abs(value) >= 100 or float(value).is_integer() else f"{value:.3g}"
+
+
+def _polyline_data(xyz: np.ndarray) -> vtkPolyData:
+    """Line segments between consecutive point pairs of `xyz` (ImageViewport._segment_points)."""
+    points, cells = vtkPoints(), vtkCellArray()
+    if len(xyz):
+        points.SetData(numpy_support.numpy_to_vtk(xyz, deep=True))
+    for i in range(0, len(xyz), 2):
+        cells.InsertNextCell(2)
+        cells.InsertCellPoint(i)
+        cells.InsertCellPoint(i + 1)
+    poly = vtkPolyData()
+    poly.SetPoints(points)
+    poly.SetLines(cells)
+    return poly
 
 
 def _dash(x0: float, y0: float, x1: float, y1: float, on: float = 8.0, off: float = 5.0):

@@ -46,7 +46,7 @@ def make_model(card: TaskCard, subject: str, seed: int) -> Any:
 
     module, cls = MODELS[card.modality]
     model_cls = getattr(importlib.import_module(module), cls)
-    # the plain JSON a console process receives (consoles.common.launch.ConsoleCard)
+    # the plain JSON a console process receives (consoles.common.console_card.ConsoleCard)
     return model_cls(load_runtime(subject), card.id, seed, dict(card.initial_state), dict(card.perturbations))
 
 
