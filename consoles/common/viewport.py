@@ -35,6 +35,7 @@ import vtkmodules.vtkRenderingFreeType  # noqa: F401  (text rendering)
 
 from consoles.common.determinism import FONT_FILE_CANDIDATES, _first_existing
 from consoles.common.colormaps import ColorMap
+from consoles.common.image_layer import ImageLayerCache
 from consoles.common.overlays import (Box, DragController, Handle, Label, Line, OverlaySet, PixelTransform, Polyline,
                                       Text)
 from rendering.geometry import PlanePose, ResliceGrid
@@ -68,10 +69,19 @@ class ImageViewport(QVTKRenderWindowInteractor):
         super().__init__(parent)
         self.setObjectName(name)
         self.name = name
+        window = self.GetRenderWindow()
+        # layer 0: the image and the placeholder; layer 1: overlays and the colour bar, drawn over it.
+        # A frame that only changes layer 1 puts layer 0's last pixels back (ImageLayerCache).
         self._renderer = vtkRenderer()
         self._renderer.SetBackground(0.0, 0.0, 0.0)
-        self.GetRenderWindow().AddRenderer(self._renderer)
-        self.GetRenderWindow().SetMultiSamples(0)  # identical pixels across runs and drivers
+        self._overlay_renderer = vtkRenderer()
+        self._overlay_renderer.SetLayer(1)
+        self._overlay_renderer.InteractiveOff()
+        window.SetNumberOfLayers(2)
+        window.AddRenderer(self._renderer)
+        window.AddRenderer(self._overlay_renderer)
+        window.SetMultiSamples(0)  # identical pixels across runs and drivers
+        self._image_layer = ImageLayerCache(window, self._renderer, self._overlay_renderer)
         self._interactor_style = vtkInteractorStyleUser()
         self.GetRenderWindow().GetInteractor().SetInteractorStyle(self._interactor_style)
         self._image_actor = vtkImageActor()
@@ -223,7 +233,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     def _update_color_bar(self) -> None:
         for a in self._color_bar_actors:
-            self._renderer.RemoveViewProp(a)
+            self._overlay_renderer.RemoveViewProp(a)
         self._color_bar_actors = []
         if self._cmap is None:
             return
@@ -278,7 +288,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
             self._color_bar_actors.append(t)
             self._color_bar_texts[name] = t
         for a in self._color_bar_actors:
-            self._renderer.AddViewProp(a)
+            self._overlay_renderer.AddViewProp(a)
 
     def _fit_camera(self) -> None:
         k, cu, cv = self._scale()
@@ -366,7 +376,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         wanted = {(item, camera_key): item for item in overlays.primitives()}
         if wanted.keys() == self._overlay_actors.keys() | self._undrawn:
             return
-        props = self._renderer.GetViewProps()
+        props = self._overlay_renderer.GetViewProps()
         spare: dict[tuple, tuple] = {}  # (kind, name) -> (item, actor) no longer wanted
         for key in [k for k in self._overlay_actors if k not in wanted]:
             spare.setdefault((type(key[0]), key[0].name), (key[0], self._overlay_actors.pop(key)))
@@ -381,16 +391,16 @@ class ImageViewport(QVTKRenderWindowInteractor):
                 props.AddItem(actor)
             else:
                 if actor is not None:
-                    self._renderer.RemoveViewProp(actor)
+                    self._overlay_renderer.RemoveViewProp(actor)
                 actor = self._make_overlay_actor(item)
                 if actor is None:
                     self._undrawn.add(key)
                     continue
-                self._renderer.AddViewProp(actor)
+                self._overlay_renderer.AddViewProp(actor)
             self._overlay_actors[key] = actor
             moved_graphics |= not isinstance(item, Label)
         for _, actor in spare.values():
-            self._renderer.RemoveViewProp(actor)
+            self._overlay_renderer.RemoveViewProp(actor)
         if moved_graphics:
             for (item, _), actor in self._overlay_actors.items():
                 if isinstance(item, Label):
@@ -412,7 +422,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         for name, actor in texts:
             b = [0.0] * 4
             # xmin, xmax, ymin, ymax relative to the actor's position (display pixels, y up)
-            actor.GetBoundingBox(self._renderer, b)
+            actor.GetBoundingBox(self._overlay_renderer, b)
             px, py = actor.GetPosition()
             x0, x1, y0, y1 = b
             out[name] = [int(round(g.x() + px + x0)), int(round(g.y() + h - (py + y1))),
@@ -552,15 +562,35 @@ class ImageViewport(QVTKRenderWindowInteractor):
         passes = 1 if self._rendered_size == size else 2
         self._rendered_size = size
         for _ in range(passes):
-            self.frames_rendered += 1
-            self._Iren.Render()
+            if passes == 2:
+                self._image_layer.invalidate()  # a new drawable: both passes draw everything
+            self._render_frame(self._Iren.Render)
         return True
 
     def render_now(self) -> None:
         """Render at once, whatever changed (for probes that drive a viewport without a shell)."""
         self._needs_render = False
+        self._render_frame(self.GetRenderWindow().Render)
+
+    def _render_frame(self, render: Callable[[], None]) -> None:
         self.frames_rendered += 1
-        self.GetRenderWindow().Render()
+        self._image_layer.prepare(self._image_layer_key())
+        try:
+            render()
+        finally:
+            self._image_layer.finish()
+
+    def _image_layer_key(self) -> tuple:
+        """What layer 0 shows: VTK modification times of everything drawn there, and the size.
+        Times only grow, so a changed scene never matches an older key."""
+        image, text = self._image_actor, self._placeholder
+        # (not the renderer's own time: a render that draws layer 0 modifies it)
+        return (tuple(self.GetRenderWindow().GetSize()), tuple(self._renderer.GetBackground()),
+                self._renderer.GetViewProps().GetMTime(), self._renderer.GetActiveCamera().GetMTime(),
+                image.GetVisibility(), image.GetMTime(), image.GetProperty().GetMTime(),
+                image.GetMapper().GetMTime(), self._image.GetMTime(),
+                self._lut.GetMTime() if self._lut is not None else 0,
+                text.GetVisibility(), text.GetMTime(), text.GetTextProperty().GetMTime())
 
     def paintEvent(self, ev: QtGui.QPaintEvent) -> None:  # noqa: N802 (Qt API)
         # Exposed, resized or shown: the window needs a frame. Under the runner the settle renders it.

@@ -1,0 +1,50 @@
+"""The image layer cache on a real X display: a frame that only changes overlays puts the stored
+image layer back instead of drawing it, and shows exactly the pixels a full redraw shows; every
+change to what layer 0 draws (image, window/level, view box, colour map, placeholder) draws it again."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.display
+ROOT = Path(__file__).resolve().parents[2]
+
+OVERLAY_ONLY = {"overlays_moved", "label_text_changed", "overlays_moved_again", "overlays_over_colour_map",
+                "overlays_after_unprepared", "overlays_over_placeholder"}
+
+
+@pytest.fixture(scope="module")
+def steps(display, tmp_path_factory):
+    out = tmp_path_factory.mktemp("image_layer")
+    env = dict(os.environ, DISPLAY=display.name)
+    proc = subprocess.run([sys.executable, "-m", "tests.consoles.image_layer_probe", "--out", str(out)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {s["name"]: s for s in json.loads((out / "steps.json").read_text())}
+
+
+def test_every_frame_shows_what_a_full_redraw_shows(steps):
+    wrong = [name for name, s in steps.items() if s["frame"] != s["full_redraw"]]
+    assert not wrong, f"frames differing from a full redraw: {wrong}"
+
+
+def test_every_change_changes_the_screen(steps):
+    # otherwise the comparison above would prove nothing
+    unchanged = [name for name, s in steps.items() if s["frame"] == s["previous"]]
+    assert not unchanged, unchanged
+
+
+def test_overlay_only_frames_reuse_the_image_layer(steps):
+    assert {name for name, s in steps.items() if s["reused"] == 1} == OVERLAY_ONLY
+
+
+def test_changes_to_the_image_layer_draw_it_again(steps):
+    redrawn = set(steps) - OVERLAY_ONLY
+    assert redrawn == {"window_level", "new_image", "view_box", "colour_map", "grey_again", "unprepared_render",
+                       "no_image", "placeholder_text"}
+    assert all(steps[name]["reused"] == 0 for name in redrawn)
