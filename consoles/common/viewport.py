@@ -35,7 +35,7 @@ import vtkmodules.vtkRenderingFreeType  # noqa: F401  (text rendering)
 
 from consoles.common.determinism import FONT_FILE_CANDIDATES, _first_existing
 from consoles.common.colormaps import ColorMap
-from consoles.common.image_layer import ImageLayerCache
+from consoles.common.viewport_image_layer import ImageLayerCache
 from consoles.common.overlays import (Box, DragController, Handle, Label, Line, OverlaySet, PixelTransform, Polyline,
                                       Text)
 from rendering.geometry import PlanePose, ResliceGrid
