@@ -578,7 +578,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         try:
             render()
         finally:
-            self._image_layer.finish()
+            self._image_layer.finish(self._image_layer_key())
 
     def _image_layer_key(self) -> tuple:
         """What layer 0 shows: VTK modification times of everything drawn there, and the size.

@@ -4,9 +4,10 @@ shade the image again.
 A viewport draws in two renderer layers of one VTK render window: layer 0 holds the image (and the
 "no image" placeholder), layer 1 the overlays drawn over it. Under llvmpipe the image quad is the
 most expensive part of a frame (about 17 ns a pixel of CPU: some 4 ms for a CT scout), while a drag
-on a scout or a localizer changes only overlays. So after a frame that drew layer 0, its pixels are
-copied into a framebuffer of our own; a later frame whose layer-0 scene is unchanged (same `key`)
-skips layer 0 and copies those pixels back before layer 1 draws. The copy is exact (same size, same
+on a scout or a localizer changes only overlays. So when a frame draws the layer-0 scene the frame
+before drew too, its pixels are copied into a framebuffer of our own (not at every frame: the copy
+costs about 1 ms, and a live image never shows one scene twice); a later frame whose layer-0 scene
+is still that one (same `key`) skips layer 0 and copies those pixels back before layer 1 draws. The copy is exact (same size, same
 RGBA8 format, nearest), so the frame is the one layer 0 would have drawn: nothing depends on layer
 0's depth, since everything in layer 1 is 2D.
 """
@@ -37,26 +38,33 @@ class ImageLayerCache:
         self._key: Hashable | None = None  # the scene whose pixels the framebuffer holds
         self._stored = False
         self._prepared = False  # a render under way was announced by `prepare`
+        self._store_next = False  # the frame under way draws a scene the frame before drew too
         self.reused = 0  # frames that put the layer back instead of drawing it (for tests and probes)
         base.AddObserver(vtkCommand.EndEvent, self._store)
         top.AddObserver(vtkCommand.StartEvent, self._restore)
 
     def prepare(self, key: Hashable) -> None:
-        """Before a render: reuse the stored layer if it shows this scene `key`, else draw it (and
-        store it under `key`). Call `finish` after the render."""
+        """Before a render: reuse the stored layer if it shows this scene `key`, else draw it. A scene
+        drawn by two frames in a row is stored by the second: a live image (a new scene every
+        frame) is never copied. Call `finish` after the render."""
         reuse = self._stored and key == self._key and self._fbo_size == self._size()
         self._base.SetDraw(not reuse)
         self._prepared = True
         if not reuse:
+            self._store_next = key == self._key
             self._key, self._stored = key, False
 
-    def finish(self) -> None:
-        """After the render: a render nobody prepared (VTK's or Qt's own) draws layer 0 again."""
+    def finish(self, key: Hashable) -> None:
+        """After the render, with the scene's key as the render left it (drawing may touch what the
+        key reads: a lookup table is built, a text laid out). A render nobody prepared (VTK's or
+        Qt's own) draws layer 0 again."""
+        if self._prepared and self._base.GetDraw():
+            self._key = key
         self._prepared = False
         self._base.DrawOn()
 
     def invalidate(self) -> None:
-        """Draw layer 0 at the next render whatever the key."""
+        """Draw layer 0 at the next two renders whatever the key."""
         self._stored = False
         self._key = None
 
@@ -106,7 +114,7 @@ class ImageLayerCache:
     def _store(self, _obj, _event) -> None:
         if not self._base.GetDraw():
             return
-        if not self._prepared:  # no key says what this frame shows: keep nothing
+        if not (self._prepared and self._store_next):  # an unannounced frame, or a scene seen once
             self._stored = False
             return
         self._copy(self._binding(GL_DRAW_FRAMEBUFFER_BINDING), self._framebuffer().GetFBOIndex())

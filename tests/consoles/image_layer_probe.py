@@ -4,10 +4,10 @@ QApplication):
 
     python -m tests.consoles.image_layer_probe --out DIR
 
-After each change it renders a frame the way a settle does and captures the screen, then makes
-the viewport draw everything again (cache invalidated) and captures that too. DIR/steps.json holds,
-per change: whether the frame put the stored image layer back, and the screen digests of the frame,
-of the full redraw and of the frame before.
+Two viewports of one size side by side are told the same changes: the left one renders the way a
+settle does, the right one draws everything every time (its cache invalidated). DIR/steps.json
+holds, per change: whether the left frame put the stored image layer back, and the digests of the
+left frame, of the right one (the full redraw) and of the left frame before.
 """
 from __future__ import annotations
 
@@ -46,30 +46,39 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication(["image_layer_probe"])
     configure_application(app, benchmark_mode=True)
     window = QtWidgets.QWidget()
-    window.setFixedSize(640, 520)
+    window.setFixedSize(1280, 520)
     window.move(0, 0)
-    lay = QtWidgets.QVBoxLayout(window)
+    lay = QtWidgets.QHBoxLayout(window)
     lay.setContentsMargins(0, 0, 0, 0)
-    vp = vpmod.ImageViewport(window, "probe")
-    lay.addWidget(vp)
+    lay.setSpacing(0)
+    # `vp` renders the way a settle does; `ref` is told the same and always draws everything
+    vp, ref = vpmod.ImageViewport(window, "cached"), vpmod.ImageViewport(window, "reference")
+    for v in (vp, ref):
+        v.setFixedSize(640, 520)
+        lay.addWidget(v)
     window.show()
-    vp.Initialize()
+    for v in (vp, ref):
+        v.Initialize()
     capture = ScreenCapture(os.environ["DISPLAY"])
 
-    def pump() -> None:
+    def both(change) -> None:
+        for v in (vp, ref):
+            change(v)
+
+    def frame(render_cached) -> tuple[str, str]:
+        """Digests of the cached viewport's frame and of the reference's full redraw."""
         for _ in range(3):
             app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
             QtCore.QCoreApplication.sendPostedEvents()
         QtGui.QGuiApplication.sync()
-
-    def digest() -> str:
-        return hashlib.sha256(capture.grab_rgb().tobytes()).hexdigest()
-
-    def frame(render) -> str:
-        pump()
-        render()
-        vp.sync_display()
-        return digest()
+        render_cached()
+        ref._image_layer.invalidate()
+        ref.render_now()
+        for v in (vp, ref):
+            v.sync_display()
+        shot = capture.grab_rgb()
+        return (hashlib.sha256(np.ascontiguousarray(shot[:520, :640]).tobytes()).hexdigest(),
+                hashlib.sha256(np.ascontiguousarray(shot[:520, 640:1280]).tobytes()).hexdigest())
 
     def overlays(y: float, text: str = "Start") -> ov.OverlaySet:
         o = ov.OverlaySet()
@@ -79,41 +88,52 @@ def main(argv: list[str] | None = None) -> int:
         o.add(ov.Text("title", 8, 8, "Probe", ov.WHITE, 13, "left", True, valign="top"))
         return o
 
-    vp.set_view_box(0.0, 90.0, -120.0, 0.0)
-    vp.set_image(_scene_image(), 0.5, -0.5, 1.0, 1.0)
-    vp.set_window_level(120.0, 50.0)
-    vp.set_overlays(overlays(-20.0))
-    previous = frame(vp.render_pending)
-
+    both(lambda v: v.set_view_box(0.0, 90.0, -120.0, 0.0))
+    both(lambda v: v.set_image(_scene_image(), 0.5, -0.5, 1.0, 1.0))
+    both(lambda v: v.set_window_level(120.0, 50.0))
+    both(lambda v: v.set_overlays(overlays(-20.0)))
+    vp._needs_render = True
+    previous = frame(vp.render_pending)[0]
     steps = []
+    y = -20.0
 
     def step(name: str, change, render=None) -> None:
         nonlocal previous
-        change()
+        both(change)
         before = vp._image_layer.reused
         vp._needs_render = True
-        shown = frame(render or vp.render_pending)
-        reused = vp._image_layer.reused - before
-        vp._image_layer.invalidate()
-        full = frame(vp.render_now)
-        steps.append({"name": name, "reused": reused, "frame": shown, "full_redraw": full, "previous": previous})
-        previous = full
+        shown, full = frame(render or vp.render_pending)
+        steps.append({"name": name, "reused": vp._image_layer.reused - before, "frame": shown, "full_redraw": full,
+                      "previous": previous})
+        previous = shown
 
-    step("overlays_moved", lambda: vp.set_overlays(overlays(-35.0)))
-    step("label_text_changed", lambda: vp.set_overlays(overlays(-35.0, "Begin")))
-    step("window_level", lambda: vp.set_window_level(80.0, 60.0))
-    step("overlays_moved_again", lambda: vp.set_overlays(overlays(-50.0)))
-    step("new_image", lambda: vp.set_image(_scene_image(1.0), 0.5, -0.5, 1.0, 1.0))
-    step("view_box", lambda: vp.set_view_box(-10.0, 100.0, -125.0, 5.0))
-    step("colour_map", lambda: vp.set_color_map(get_colormap("hot", "ms"), "T1 map"))
-    step("overlays_over_colour_map", lambda: vp.set_overlays(overlays(-65.0)))
-    step("grey_again", lambda: vp.set_color_map(None))
-    # a render nobody announced (VTK's or Qt's own) after a change draws the image layer
-    step("unprepared_render", lambda: vp.set_window_level(150.0, 40.0), vp.GetRenderWindow().Render)
-    step("overlays_after_unprepared", lambda: vp.set_overlays(overlays(-80.0)))
-    step("no_image", lambda: vp.set_image(None))
-    step("placeholder_text", lambda: vp.set_placeholder("Nothing acquired"))
-    step("overlays_over_placeholder", lambda: vp.set_overlays(overlays(-95.0)))
+    def move(name: str) -> None:
+        nonlocal y
+        y -= 5.0
+        step(name, lambda v, y=y: v.set_overlays(overlays(y)))
+
+    move("overlays_moved")  # the image scene's second frame: drawn and kept
+    step("label_text_changed", lambda v: v.set_overlays(overlays(y, "Begin")))
+    step("window_level", lambda v: v.set_window_level(80.0, 60.0))
+    move("overlays_after_window_level")
+    move("overlays_again")
+    step("new_image", lambda v: v.set_image(_scene_image(1.0), 0.5, -0.5, 1.0, 1.0))
+    step("view_box", lambda v: v.set_view_box(-10.0, 100.0, -125.0, 5.0))
+    step("colour_map", lambda v: v.set_color_map(get_colormap("hot", "ms"), "T1 map"))
+    move("overlays_over_colour_map")
+    move("overlays_over_colour_map_again")
+    step("grey_again", lambda v: v.set_color_map(None))
+    move("overlays_after_grey")
+    move("overlays_after_grey_again")  # reused: layer 0 was skipped by the frame before the next one
+    # a render nobody announced (VTK's or Qt's own) after a change draws the image layer and keeps nothing
+    step("unprepared_render", lambda v: v.set_window_level(150.0, 40.0), vp.GetRenderWindow().Render)
+    move("overlays_after_unprepared")
+    move("overlays_after_unprepared_again")
+    move("overlays_after_unprepared_thrice")
+    step("no_image", lambda v: v.set_image(None))
+    step("placeholder_text", lambda v: v.set_placeholder("Nothing acquired"))
+    move("overlays_over_placeholder")
+    move("overlays_over_placeholder_again")
     (args.out / "steps.json").write_text(json.dumps(steps, indent=1))
     capture.close()
     return 0
