@@ -11,12 +11,12 @@ left frame, of the right one (the full redraw) and of the left frame before.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
+
+from tests.consoles.probe_process import start_probe
 
 
 def _scene_image(shift: float = 0.0) -> np.ndarray:
@@ -26,13 +26,7 @@ def _scene_image(shift: float = 0.0) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tests.consoles.image_layer_probe")
-    ap.add_argument("--out", required=True, type=Path)
-    args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    from consoles.common.determinism import apply_environment, configure_application
-
-    apply_environment()
+    out, app, window = start_probe("image_layer_probe", argv, 1280, 520)
     import os
 
     from PySide6 import QtCore, QtGui, QtWidgets
@@ -43,11 +37,6 @@ def main(argv: list[str] | None = None) -> int:
     from runner.capture import ScreenCapture
 
     vpmod.MOTION_DELIVERY["mode"] = "settle"  # frames only when the probe renders them
-    app = QtWidgets.QApplication(["image_layer_probe"])
-    configure_application(app, benchmark_mode=True)
-    window = QtWidgets.QWidget()
-    window.setFixedSize(1280, 520)
-    window.move(0, 0)
     lay = QtWidgets.QHBoxLayout(window)
     lay.setContentsMargins(0, 0, 0, 0)
     lay.setSpacing(0)
@@ -134,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     step("placeholder_text", lambda v: v.set_placeholder("Nothing acquired"))
     move("overlays_over_placeholder")
     move("overlays_over_placeholder_again")
-    (args.out / "steps.json").write_text(json.dumps(steps, indent=1))
+    (out / "steps.json").write_text(json.dumps(steps, indent=1))
     capture.close()
     return 0
 

@@ -5,15 +5,12 @@ draws (image, window/level, view box, colour map, placeholder) draws it again.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.consoles.probe_process import run_probe
+
 pytestmark = pytest.mark.display
-ROOT = Path(__file__).resolve().parents[2]
 
 # Frames that put the stored image layer back: overlay-only changes once the image scene has been
 # drawn by two frames in a row (the second keeps it); every other frame draws layer 0.
@@ -29,11 +26,7 @@ LAYER_CHANGES = {"window_level", "new_image", "view_box", "colour_map", "grey_ag
 
 @pytest.fixture(scope="module")
 def steps(display, tmp_path_factory):
-    out = tmp_path_factory.mktemp("image_layer")
-    env = dict(os.environ, DISPLAY=display.name)
-    proc = subprocess.run([sys.executable, "-m", "tests.consoles.image_layer_probe", "--out", str(out)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = run_probe(display, "image_layer_probe", tmp_path_factory.mktemp("image_layer"))
     return {s["name"]: s for s in json.loads((out / "steps.json").read_text())}
 
 

@@ -3,28 +3,20 @@ plane, colour map with a legible colour bar, new overlay kinds, and the geometry
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from tests.consoles.probe_process import run_probe
 from tests.ocr import readings, require_tesseract
 
 pytestmark = pytest.mark.display
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def probe(display, tmp_path_factory):
-    out = tmp_path_factory.mktemp("viewer")
-    env = dict(os.environ, DISPLAY=display.name)
-    proc = subprocess.run([sys.executable, "-m", "tests.consoles.viewer_probe", "--out", str(out)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = run_probe(display, "viewer_probe", tmp_path_factory.mktemp("viewer"))
     steps = {s["name"]: s for s in json.loads((out / "manifest.json").read_text())}
     shots = {name: np.asarray(Image.open(out / f"{name}.png").convert("RGB")) for name in steps}
     return steps, shots

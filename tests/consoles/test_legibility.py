@@ -9,26 +9,20 @@ same reader must reject it, so this test can tell legible from illegible.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from tests.conftest import require_console
+from tests.consoles.probe_process import ROOT, run_probe
 from tests.ocr import field_readings, first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _probe(display, out: Path, *extra: str) -> list[dict]:
-    env = dict(os.environ, DISPLAY=display.name)
-    proc = subprocess.run([sys.executable, "-m", "tests.consoles.legibility_probe", "--out", str(out), *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_probe(display, "legibility_probe", out, *extra)
     return json.loads((out / "manifest.json").read_text())
 
 

@@ -9,11 +9,11 @@ and label rectangles, plus what the test needs to know about the scene.
 """
 from __future__ import annotations
 
-import argparse
 import json
-from pathlib import Path
 
 import numpy as np
+
+from tests.consoles.probe_process import start_probe
 
 
 def _settle(app, layout) -> None:
@@ -36,13 +36,7 @@ def marker_volume() -> tuple[np.ndarray, tuple, tuple]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tests.consoles.viewer_probe")
-    ap.add_argument("--out", required=True, type=Path)
-    args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    from consoles.common.determinism import apply_environment, configure_application
-
-    apply_environment()
+    out, app, window = start_probe("viewer_probe", argv, 1280, 800)
     import os
 
     from PySide6 import QtWidgets
@@ -53,11 +47,6 @@ def main(argv: list[str] | None = None) -> int:
     from rendering.geometry import PlanePose, ResliceGrid, reslice
     from runner.capture import ScreenCapture, encode_png
 
-    app = QtWidgets.QApplication(["viewer_probe"])
-    configure_application(app, benchmark_mode=True)
-    window = QtWidgets.QWidget()
-    window.setFixedSize(1280, 800)
-    window.move(0, 0)
     lay = QtWidgets.QVBoxLayout(window)
     lay.setContentsMargins(0, 0, 0, 0)
     layout = ViewportLayout(window, "vp")
@@ -102,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def snap(name: str, extra: dict | None = None) -> None:
         _settle(app, layout)
-        (args.out / f"{name}.png").write_bytes(encode_png(capture.grab_rgb()))
+        (out / f"{name}.png").write_bytes(encode_png(capture.grab_rgb()))
         steps.append({"name": name, "state": layout.state.to_dict(),
                       "viewports": {vp.name: dict(vp.export_geometry(), labels=vp.label_rects())
                                     for vp in layout.visible_viewports()},
@@ -119,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     layout.set_layout("2x2")
     vp2.set_color_map(None)
     snap("quad_grey")
-    (args.out / "manifest.json").write_text(json.dumps(steps, indent=1))
+    (out / "manifest.json").write_text(json.dumps(steps, indent=1))
     capture.close()
     return 0
 
