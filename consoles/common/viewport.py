@@ -9,6 +9,10 @@ Optionally the image lies in a plane of the subject (`set_plane_pose`, `set_resl
 (u, v) are then that PlanePose's in-plane millimetres, and overlays given in plane mm land on
 the anatomy they describe. An optional colour map (`set_color_map`) replaces the grey ramp and
 adds a labelled colour bar. With neither option used the viewport draws exactly what it always did.
+
+The image and the overlays are two renderer layers of the viewport's render window; a frame that
+changes only overlays puts back the image layer's last pixels instead of drawing it again
+(`viewport_image_layer.ImageLayerCache`), with the same pixels as a full draw.
 """
 from __future__ import annotations
 
@@ -35,9 +39,9 @@ import vtkmodules.vtkRenderingFreeType  # noqa: F401  (text rendering)
 
 from consoles.common.determinism import FONT_FILE_CANDIDATES, _first_existing
 from consoles.common.colormaps import ColorMap
-from consoles.common.viewport_image_layer import ImageLayerCache
 from consoles.common.overlays import (Box, DragController, Handle, Label, Line, OverlaySet, PixelTransform, Polyline,
                                       Text)
+from consoles.common.viewport_image_layer import ImageLayerCache
 from rendering.geometry import PlanePose, ResliceGrid
 
 COLOR_BAR_WIDTH_PX = 14
@@ -83,7 +87,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         window.SetMultiSamples(0)  # identical pixels across runs and drivers
         self._image_layer = ImageLayerCache(window, self._renderer, self._overlay_renderer)
         self._interactor_style = vtkInteractorStyleUser()
-        self.GetRenderWindow().GetInteractor().SetInteractorStyle(self._interactor_style)
+        window.GetInteractor().SetInteractorStyle(self._interactor_style)
         self._image_actor = vtkImageActor()
         self._image_actor.GetProperty().SetInterpolationTypeToLinear()
         self._image_actor.VisibilityOff()

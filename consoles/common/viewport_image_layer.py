@@ -7,9 +7,9 @@ most expensive part of a frame (about 17 ns a pixel of CPU: some 4 ms for a CT s
 on a scout or a localizer changes only overlays. So when a frame draws the layer-0 scene the frame
 before drew too, its pixels are copied into a framebuffer of our own (not at every frame: the copy
 costs about 1 ms, and a live image never shows one scene twice); a later frame whose layer-0 scene
-is still that one (same `key`) skips layer 0 and copies those pixels back before layer 1 draws. The copy is exact (same size, same
-RGBA8 format, nearest), so the frame is the one layer 0 would have drawn: nothing depends on layer
-0's depth, since everything in layer 1 is 2D.
+is still that one (same `key`) skips layer 0 and copies those pixels back before layer 1 draws.
+The copy is exact (same size, same RGBA8 format, nearest), so the frame is the one layer 0 would
+have drawn: nothing depends on layer 0's depth, since everything in layer 1 is 2D.
 """
 from __future__ import annotations
 
