@@ -35,7 +35,10 @@ def test_two_displays_get_distinct_numbers_and_stop_cleanly():
 
 
 OWNER = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # Ctrl-C on a runner in a terminal. A shell starts asynchronous commands with SIGINT ignored
+    # (a CI job run in the background would be one), and Python then leaves it ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from runner.display import VirtualDisplay
     d = VirtualDisplay(320, 240).start()
     print(d.proc.pid, flush=True)
