@@ -85,7 +85,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         window.AddRenderer(self._renderer)
         window.AddRenderer(self._overlay_renderer)
         window.SetMultiSamples(0)  # identical pixels across runs and drivers
-        self._image_layer = ImageLayerCache(window, self._renderer, self._overlay_renderer)
+        self._image_layer = ImageLayerCache(window, self._renderer, self._overlay_renderer, self._image_layer_key)
         self._interactor_style = vtkInteractorStyleUser()
         window.GetInteractor().SetInteractorStyle(self._interactor_style)
         self._image_actor = vtkImageActor()
@@ -578,11 +578,11 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     def _render_frame(self, render: Callable[[], None]) -> None:
         self.frames_rendered += 1
-        self._image_layer.prepare(self._image_layer_key())
+        self._image_layer.prepare()
         try:
             render()
         finally:
-            self._image_layer.finish(self._image_layer_key())
+            self._image_layer.finish()
 
     def _image_layer_key(self) -> tuple:
         """What layer 0 shows: VTK modification times of everything drawn there, and the size.

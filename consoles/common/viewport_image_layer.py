@@ -13,7 +13,7 @@ have drawn: nothing depends on layer 0's depth, since everything in layer 1 is 2
 """
 from __future__ import annotations
 
-from typing import Hashable
+from typing import Callable, Hashable
 
 from vtkmodules.vtkCommonCore import VTK_UNSIGNED_CHAR, vtkCommand
 from vtkmodules.vtkRenderingCore import vtkRenderer, vtkRenderWindow
@@ -29,10 +29,12 @@ GL_NEAREST = 0x2600
 
 class ImageLayerCache:
     """Skips layer 0 (`base`) of `window` while its scene is unchanged and puts back the pixels it
-    drew last; `prepare(key)` before every render decides."""
+    drew last. `key()` says what layer 0 shows; `prepare()` before every render decides, `finish()`
+    after it."""
 
-    def __init__(self, window: vtkRenderWindow, base: vtkRenderer, top: vtkRenderer) -> None:
-        self._window, self._base = window, base
+    def __init__(self, window: vtkRenderWindow, base: vtkRenderer, top: vtkRenderer,
+                 key: Callable[[], Hashable]) -> None:
+        self._window, self._base, self._scene = window, base, key
         self._fbo: vtkOpenGLFramebufferObject | None = None
         self._fbo_size: tuple[int, int] | None = None
         self._key: Hashable | None = None  # the scene whose pixels the framebuffer holds
@@ -43,10 +45,11 @@ class ImageLayerCache:
         base.AddObserver(vtkCommand.EndEvent, self._store)
         top.AddObserver(vtkCommand.StartEvent, self._restore)
 
-    def prepare(self, key: Hashable) -> None:
-        """Before a render: reuse the stored layer if it shows this scene `key`, else draw it. A scene
-        drawn by two frames in a row is stored by the second: a live image (a new scene every
-        frame) is never copied. Call `finish` after the render."""
+    def prepare(self) -> None:
+        """Before a render: reuse the stored layer if it shows the scene on show, else draw it. A
+        scene drawn by two frames in a row is stored by the second: a live image (a new scene every
+        frame) is never copied."""
+        key = self._scene()
         reuse = self._stored and key == self._key and self._fbo_size == self._size()
         self._base.SetDraw(not reuse)
         self._prepared = True
@@ -54,12 +57,12 @@ class ImageLayerCache:
             self._store_next = key == self._key
             self._key, self._stored = key, False
 
-    def finish(self, key: Hashable) -> None:
-        """After the render, with the scene's key as the render left it (drawing may touch what the
-        key reads: a lookup table is built, a text laid out). A render nobody prepared (VTK's or
-        Qt's own) draws layer 0 again."""
+    def finish(self) -> None:
+        """After the render. A frame that drew layer 0 is keyed as the render left the scene
+        (drawing may touch what the key reads: a lookup table is built, a text laid out). A render
+        nobody prepared (VTK's or Qt's own) draws layer 0 again."""
         if self._prepared and self._base.GetDraw():
-            self._key = key
+            self._key = self._scene()
         self._prepared = False
         self._base.DrawOn()
 

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     both(lambda v: v.set_image(_scene_image(), 0.5, -0.5, 1.0, 1.0))
     both(lambda v: v.set_window_level(120.0, 50.0))
     both(lambda v: v.set_overlays(overlays(-20.0)))
-    vp._needs_render = True
+    vp.refresh()
     previous = frame(vp.render_pending)[0]
     steps = []
     y = -20.0
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal previous
         both(change)
         before = vp._image_layer.reused
-        vp._needs_render = True
+        vp.refresh()  # a settle renders a viewport whose scene changed
         shown, full = frame(render or vp.render_pending)
         steps.append({"name": name, "reused": vp._image_layer.reused - before, "frame": shown, "full_redraw": full,
                       "previous": previous})

@@ -1,5 +1,6 @@
-"""Runs a display probe (`python -m tests.consoles.<name> --out DIR ...`) on the test display, as its
-own process: the test process never creates a QApplication."""
+"""Display probes (`python -m tests.consoles.<name> --out DIR ...`): `run_probe` runs one on the test
+display as its own process (the test process never creates a QApplication); `start_probe` is the
+probe's own start-up."""
 from __future__ import annotations
 
 import os
