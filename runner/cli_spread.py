@@ -1,0 +1,99 @@
+"""`medimageos tasks spread`: how far each task's correct answer moves with subject and seed, against the
+oracle's tolerance, and how two screen-blind policies (dev's replayed script, constant typed answers) fare.
+"""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, Answer, answers, is_judgement, max_fixed_pass_rate,
+                                      reference_run, shortcut_result, spread)
+
+COHORT = [f"s{i:02d}" for i in range(1, 31)]
+
+
+def _card_answers(args: tuple[str, list[tuple[str, int]]]) -> tuple[str, dict, Any]:
+    """Reference answers of one card on every pair, and its shortcut result on the fixed sample."""
+    from tasks.card import load_card
+
+    card_id, pairs = args
+    card = load_card(card_id)
+    runs = {p: reference_run(card, *p) for p in pairs}
+    per = {p: answers(card, r) for p, r in runs.items()}
+    dev = answers(card, reference_run(card, *DEV))
+    sample_runs = {p: runs.get(p) or reference_run(card, *p) for p in SAMPLE_PAIRS}
+    return card_id, {"episodes": per, "dev": dev}, shortcut_result(card, SAMPLE_PAIRS, sample_runs)
+
+
+def _fmt_ratio(r: float | None) -> str:
+    return "-" if r is None else f"{r:.1f}x"
+
+
+def cmd_tasks_spread(args) -> int:
+    """Print the spread table (one row per task); exit 1 when a task fails its validity bounds."""
+    from tasks.card import select_cards
+
+    cards = select_cards(args.tasks)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    subjects = COHORT if args.subjects == "cohort" else args.subjects.split(",")
+    pairs = [(s, k) for s in subjects for k in seeds]
+    jobs = [(c.id, pairs) for c in cards]
+    rows, bad = [], []
+    with ProcessPoolExecutor(args.workers) as ex:
+        results = {cid: (a, sr) for cid, a, sr in ex.map(_card_answers, jobs)}
+    for card in cards:
+        a, sr = results[card.id]
+        parts = spread(a["episodes"], a["dev"])
+        judgement = is_judgement(card, list(a["episodes"].values()))
+        ratios = [p.ratio for p in parts if p.ratio is not None]
+        worst = min(ratios) if ratios else None
+        limit = max_fixed_pass_rate(card, judgement)
+        ok = sr.fixed_rate() <= limit and (sr.constant_rate() or 0.0) <= 0.10
+        if card.level >= 3 and not judgement:
+            ok = ok and worst is not None and worst >= 2.0
+        if judgement:
+            ok = ok and all((p.majority_share or 0) <= 0.5 + 1e-9 and not p.dev_is_majority for p in parts)
+        if not ok:
+            bad.append(card.id)
+        rows.append({"task": card.id, "level": card.level, "judgement": judgement, "parts": [
+            {"name": p.name, "spread": p.spread, "tolerance": p.tolerance, "ratio": p.ratio,
+             "majority_share": p.majority_share, "one_answer_subjects": p.one_answer_subjects,
+             "dev_is_majority": p.dev_is_majority} for p in parts],
+            "min_ratio": worst, "fixed_script_passes": len(sr.fixed_passes),
+            "constant_answer_passes": None if sr.constant_passes is None else len(sr.constant_passes),
+            "sample": sr.pairs, "ok": ok})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"episodes per task: {len(pairs)} (subjects {len(subjects)} x seeds {seeds}); "
+              f"shortcut sample: {len(SAMPLE_PAIRS)} pairs")
+        print("| task | L | answer parts: spread / tolerance (p5-p95) | min | fixed script | constant |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            if r["judgement"]:
+                desc = "; ".join(f"{p['name']}: majority {p['majority_share']:.0%}, dev majority "
+                                 f"{'yes' if p['dev_is_majority'] else 'no'}" for p in r["parts"])
+            else:
+                desc = "; ".join(f"{p['name']} {p['spread']:.1f}/{p['tolerance']:g} = {_fmt_ratio(p['ratio'])}"
+                                 if p["tolerance"] else f"{p['name']}: {p['majority_share']:.0%} one choice"
+                                 for p in r["parts"]) or "(no answer parts)"
+            const = "-" if r["constant_answer_passes"] is None else f"{r['constant_answer_passes']}/{r['sample']}"
+            mark = "" if r["ok"] else " **over bound**"
+            print(f"| {r['task']} | L{r['level']} | {desc} | {_fmt_ratio(r['min_ratio'])} | "
+                  f"{r['fixed_script_passes']}/{r['sample']} | {const}{mark} |")
+    if bad:
+        print(f"tasks over their validity bounds: {', '.join(bad)}")
+    return 1 if bad else 0
+
+
+def add_parser(tsub) -> None:
+    """Register `tasks spread` under the `tasks` command."""
+    sp = tsub.add_parser("spread", help="how far each task's answer moves with subject and seed, against its "
+                         "tolerance; dev's replayed script and constant typed answers on a fixed sample")
+    sp.add_argument("--tasks", default="all")
+    sp.add_argument("--subjects", default="cohort")
+    sp.add_argument("--seeds", default="0,1,2")
+    sp.add_argument("--workers", type=int, default=2)
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(fn=cmd_tasks_spread)

@@ -1,0 +1,232 @@
+"""Shortcut policies, run headless: agents that ignore the screen, to show that a task's answer moves.
+
+A task tests what it names only if an agent that never looks at the screen fails it on other subjects and
+seeds. Two such agents are played here against every card, on the pure console models:
+
+- the fixed script: the reference's operations recorded on the public ``dev`` subject, seed 0, replayed
+  verbatim on a cohort (subject, seed). Operations carry screen-equivalent values (table millimetres on a
+  scout drawn in a fixed table frame, millimetres and degrees on an image in scanner coordinates, list
+  positions, typed text), so replaying them is what replaying the dev episode's clicks and keystrokes does.
+  An operation the console refuses is skipped, as a click the console ignores would be.
+- the constant answer: the same script with every typed number replaced by the cohort median of what the
+  reference typed there (the best single value a policy that never reads the screen could learn).
+
+`answers` reads the reference's correct answer of an episode (range edges, plane pose, typed values) as
+named scalars with the oracle's tolerance for each, through the modality registry's ``answers`` hook;
+`spread` compares them over many episodes (`medimageos tasks spread`).
+"""
+from __future__ import annotations
+
+import importlib
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from consoles.common.clock import SimClock
+from consoles.common.model_base import ConsoleActionError
+from runner.agents.reference.common import Op, wait_seconds
+from runner.headless.drive import OP_SECONDS, HeadlessError, HeadlessRun, make_model
+from scoring.oracles import get_oracle
+from scoring.verdict import OracleResult
+from tasks.card import TaskCard
+
+DEV = ("dev", 0)
+# The fixed sample the conformance test replays on: 16 cohort subjects (every other one, so both sexes and
+# the whole habitus range), each with one of the three seeds in turn.
+SAMPLE_PAIRS: tuple[tuple[str, int], ...] = tuple((f"s{i:02d}", (i // 2) % 3) for i in range(1, 31, 2)) + (("s30", 2),)
+MAX_FIXED_PASS_RATE = 0.10  # L3-L6 tasks: share of sample episodes a replayed dev script may pass
+MAX_JUDGEMENT_PASS_RATE = 0.50  # two-way judgements (L2, binary causes): a coin's share
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One part of an episode's correct answer: a number with the oracle's tolerance for it (same unit),
+    or a categorical choice (tolerance None) for judgements."""
+
+    value: float | str
+    tolerance: float | None = None
+
+
+def _modality_module(card: TaskCard) -> Any:
+    return importlib.import_module(f"runner.headless.{card.modality}")
+
+
+def reference_run(card: TaskCard, subject: str, seed: int) -> HeadlessRun:
+    """The reference plan of one episode, headless (its operations are the fixed script on dev)."""
+    from runner.headless import run_reference
+
+    return run_reference(card, subject, seed)
+
+
+def replay(card: TaskCard, subject: str, seed: int, ops: Sequence[Op]) -> OracleResult:
+    """Replay recorded operations verbatim on a fresh episode and score its end state.
+
+    Refused operations are skipped (a click the console ignores); waits advance the clock by what they
+    asked, every other operation by one GUI step, as in `runner.headless.drive.drive`."""
+    apply_op = _modality_module(card).apply_op
+    model = make_model(card, subject, seed)
+    clock = SimClock(start=model.t)
+    clock.subscribe(model.on_clock)
+    for op in ops:
+        if op.name == "done":
+            break
+        if op.name == "wait":
+            clock.advance(wait_seconds(op.args["seconds"]))
+            continue
+        try:
+            apply_op(model, op)
+        except (ConsoleActionError, HeadlessError, KeyError, ValueError, TypeError):
+            pass  # the console did nothing with it; the script goes on
+        clock.advance(OP_SECONDS)
+    from scoring.subject_oracle import load_oracle
+
+    return get_oracle(card.oracle)(model.state(), load_oracle(subject), card)
+
+
+def _numeric_slots(ops: Sequence[Op]) -> dict[tuple[int, str], float]:
+    """(operation index, argument) -> value, for every numeric argument of every operation."""
+    out = {}
+    for i, op in enumerate(ops):
+        for k, v in op.args.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[(i, k)] = float(v)
+    return out
+
+
+def _typed_slot(op: Op) -> str:
+    """A name for where an operation types a number: its name and its non-numeric arguments."""
+    keys = [f"{k}={v}" for k, v in sorted(op.args.items()) if not isinstance(v, (int, float)) or isinstance(v, bool)]
+    return ".".join([op.name, *keys])
+
+
+TYPED_OPS = ("set_range", "set_table_height", "set_param", "set_pose", "set_monitor_z", "set_roi")
+
+
+def constant_answer_script(dev_ops: Sequence[Op], runs: Iterable[HeadlessRun]) -> list[Op] | None:
+    """The dev script with each typed number replaced by the median the reference typed in that slot (the
+    last value per slot in each run); None when the script types no number."""
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for run in runs:
+        last: dict[tuple[str, str], float] = {}
+        for op in run.ops:
+            if op.name in TYPED_OPS:
+                for k, v in op.args.items():
+                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                        last[(_typed_slot(op), k)] = float(v)
+        for slot, v in last.items():
+            values[slot].append(v)
+    out, changed = [], False
+    for op in dev_ops:
+        if op.name in TYPED_OPS:
+            args = dict(op.args)
+            for k, v in op.args.items():
+                key = (_typed_slot(op), k)
+                if key in values and isinstance(v, (int, float)) and not isinstance(v, bool):
+                    args[k] = round(statistics.median(values[key]), 1)
+                    changed = True
+            out.append(Op(op.name, args))
+        else:
+            out.append(op)
+    return out if changed else None
+
+
+def answers(card: TaskCard, run: HeadlessRun) -> dict[str, Answer]:
+    """The correct answer of one reference episode as named parts, from the modality registry's hook
+    ``answers(task, state, ops) -> {name: Answer}``."""
+    from scoring.registry import entry_for_card
+
+    hook = getattr(importlib.import_module(f"scoring.registry.{card.modality}"), "answers", None)
+    if hook is None:
+        raise NotImplementedError(f"scoring/registry/{card.modality}.py defines no answers(task, state, ops) hook")
+    return hook(entry_for_card(card), run.state, run.ops)
+
+
+def is_judgement(card: TaskCard, per_episode: Sequence[dict[str, Answer]]) -> bool:
+    """A task whose answer is a choice (every part categorical)."""
+    parts = [a for ans in per_episode for a in ans.values()]
+    return bool(parts) and all(a.tolerance is None for a in parts)
+
+
+@dataclass
+class SlotSpread:
+    """How far one answer part moves over a set of episodes."""
+
+    name: str
+    spread: float | None  # numeric: 5th to 95th percentile range, in the part's unit
+    tolerance: float | None
+    majority_share: float | None = None  # categorical: cohort share of the most common choice
+    one_answer_subjects: int | None = None  # categorical: subjects whose seeds all want the same choice
+    dev_is_majority: bool | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.spread is None or not self.tolerance:
+            return None
+        return self.spread / self.tolerance
+
+
+def _percentile(xs: Sequence[float], q: float) -> float:
+    s = sorted(xs)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def spread(episodes: dict[tuple[str, int], dict[str, Answer]], dev: dict[str, Answer] | None = None) -> list[SlotSpread]:
+    """Per answer part: numeric spread (p5-p95) against its tolerance; for a choice, the cohort share of the
+    most common one, how many subjects want one choice on every seed, and whether dev's choice is a strict
+    majority of the cohort's."""
+    names = sorted({n for ans in episodes.values() for n in ans})
+    out = []
+    for name in names:
+        vals = {k: a[name] for k, a in episodes.items() if name in a}
+        first = next(iter(vals.values()))
+        if first.tolerance is None:
+            by_subject: dict[str, set] = defaultdict(set)
+            for (subject, _), a in vals.items():
+                by_subject[subject].add(a.value)
+            counts = Counter(a.value for a in vals.values())
+            (majority, n_major), = counts.most_common(1)
+            dev_major = None if dev is None or name not in dev else (
+                dev[name].value == majority and n_major > len(vals) / 2)
+            out.append(SlotSpread(name, None, None, n_major / len(vals),
+                                  sum(len(v) == 1 for v in by_subject.values()), dev_major))
+        else:
+            xs = [float(a.value) for a in vals.values()]
+            out.append(SlotSpread(name, _percentile(xs, 0.95) - _percentile(xs, 0.05), first.tolerance))
+    return out
+
+
+@dataclass
+class ShortcutResult:
+    """How two screen-blind policies fare on one card over a set of (subject, seed) pairs."""
+
+    card_id: str
+    level: int
+    pairs: int
+    fixed_passes: list[tuple[str, int]]
+    constant_passes: list[tuple[str, int]] | None  # None: the task types no number
+
+    def fixed_rate(self) -> float:
+        return len(self.fixed_passes) / self.pairs
+
+    def constant_rate(self) -> float | None:
+        return None if self.constant_passes is None else len(self.constant_passes) / self.pairs
+
+
+def shortcut_result(card: TaskCard, pairs: Sequence[tuple[str, int]] = SAMPLE_PAIRS,
+                    reference_runs: dict[tuple[str, int], HeadlessRun] | None = None) -> ShortcutResult:
+    """Replay dev's reference script, and its constant-answer version, on `pairs`; which of them PASS."""
+    dev_ops = reference_run(card, *DEV).ops
+    runs = reference_runs if reference_runs is not None else {p: reference_run(card, *p) for p in pairs}
+    fixed = [p for p in pairs if replay(card, p[0], p[1], dev_ops).outcome == "PASS"]
+    const_ops = constant_answer_script(dev_ops, runs.values())
+    const = None if const_ops is None else [
+        p for p in pairs if replay(card, p[0], p[1], const_ops).outcome == "PASS"]
+    return ShortcutResult(card.id, card.level, len(pairs), fixed, const)
+
+
+def max_fixed_pass_rate(card: TaskCard, judgement: bool) -> float:
+    """The most a replayed dev script may pass: a coin's share for a two-way judgement, else 10 %."""
+    return MAX_JUDGEMENT_PASS_RATE if judgement else MAX_FIXED_PASS_RATE
