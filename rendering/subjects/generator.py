@@ -341,7 +341,7 @@ def build_subject(P: SubjectParams):
         c = RH @ np.asarray(cu, float)
         q = RH.T @ e
         return float(c @ e + np.sqrt(np.sum((q * np.asarray(axes)) ** 2)))
-    z_mv = vt["T7"][0] - 4 * sz
+    z_mv = vt["T7"][0] - 4 * sz + P.diaphragm_dz_mm * sz  # the heart rides on the diaphragm
     g = body.at(z_mv)
     ant = max(ext_along(*ch[k], np.array([0, -1.0, 0])) for k in ("lv_epi", "rv", "ra"))
     y_mv = float(g.front_in) + ant + 4
@@ -622,7 +622,9 @@ def build_subject(P: SubjectParams):
     kid = {}
     for side, nm in ((1, "left"), (-1, "right")):
         Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
-        z_up = zmid["T12"] + P.kidney_left_dz_mm * sz - (0 if side > 0 else P.kidney_right_drop_mm)
+        # the kidneys follow the diaphragm by about half its excursion (respiratory renal motion)
+        z_up = (zmid["T12"] + (P.kidney_left_dz_mm + 0.5 * P.diaphragm_dz_mm) * sz
+                - (0 if side > 0 else P.kidney_right_drop_mm))
         tilt = np.deg2rad(P.kidney_tilt_deg)
         ax0 = np.array([-side * np.sin(tilt), np.sin(np.deg2rad(12)), np.cos(tilt)])
         ax0 /= np.linalg.norm(ax0)                 # lower -> upper pole (upper pole medial, posterior)
