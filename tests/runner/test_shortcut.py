@@ -1,0 +1,60 @@
+"""The shortcut policies' machinery on hand-made inputs (no subjects, no display)."""
+from __future__ import annotations
+
+import pytest
+
+from runner.agents.reference.common import Op
+from runner.headless.drive import HeadlessRun
+from runner.headless.shortcut import Answer, SAMPLE_PAIRS, constant_answer_script, is_judgement, spread
+
+
+def test_sample_pairs_cover_both_sexes_and_every_seed() -> None:
+    subjects = [int(s[1:]) for s, _ in SAMPLE_PAIRS]
+    assert len(set(SAMPLE_PAIRS)) == len(SAMPLE_PAIRS) == 16
+    assert {i % 2 for i in subjects} == {0, 1}  # even ids are F, odd M (rendering/subjects/params.py)
+    assert {k for _, k in SAMPLE_PAIRS} == {0, 1, 2}
+
+
+def test_numeric_spread_is_p5_to_p95_over_tolerance() -> None:
+    eps = {(f"s{i:02d}", 0): {"start": Answer(float(i), 2.0)} for i in range(1, 102)}
+    (part,) = spread(eps)
+    assert part.spread == pytest.approx(90.0)  # p95 - p5 of 1..101
+    assert part.ratio == pytest.approx(45.0)
+
+
+def test_a_constant_answer_has_no_spread() -> None:
+    eps = {(f"s{i:02d}", 0): {"depth": Answer(120.0, 5.0)} for i in range(10)}
+    assert spread(eps)[0].ratio == 0.0
+
+
+def test_categorical_spread_counts_the_majority_and_one_answer_subjects() -> None:
+    eps = {("s01", 0): {"go": Answer("yes")}, ("s01", 1): {"go": Answer("yes")},
+           ("s02", 0): {"go": Answer("yes")}, ("s02", 1): {"go": Answer("no")}}
+    (part,) = spread(eps, dev={"go": Answer("yes")})
+    assert part.majority_share == 0.75 and part.one_answer_subjects == 1 and part.dev_is_majority
+    (balanced,) = spread({**eps, ("s01", 1): {"go": Answer("no")}}, dev={"go": Answer("yes")})
+    assert balanced.majority_share == 0.5 and not balanced.dev_is_majority  # a tie is no majority
+
+
+def test_is_judgement_only_when_every_part_is_a_choice() -> None:
+    assert is_judgement(None, [{"a": Answer("x")}, {"a": Answer("y")}])
+    assert not is_judgement(None, [{"a": Answer("x"), "b": Answer(1.0, 1.0)}])
+    assert not is_judgement(None, [])
+
+
+def _run(*ops: Op) -> HeadlessRun:
+    return HeadlessRun(verdict=None, state={}, ops=list(ops))
+
+
+def test_constant_answer_types_the_median_of_each_slot_and_keeps_other_ops() -> None:
+    dev = [Op("load_protocol", {}), Op("set_range", {"edge": "start", "value": 10.0}),
+           Op("set_range", {"edge": "end", "value": 300.0}), Op("scan", {})]
+    runs = [_run(Op("set_range", {"edge": "start", "value": v}), Op("set_range", {"edge": "end", "value": e}))
+            for v, e in ((0.0, 250.0), (40.0, 260.0), (100.0, 400.0))]
+    out = constant_answer_script(dev, runs)
+    assert [o.name for o in out] == [o.name for o in dev]
+    assert out[1].args == {"edge": "start", "value": 40.0} and out[2].args == {"edge": "end", "value": 260.0}
+
+
+def test_constant_answer_is_none_for_a_script_that_types_nothing() -> None:
+    assert constant_answer_script([Op("load_protocol", {}), Op("scan", {})], [_run(Op("scan", {}))]) is None
