@@ -44,6 +44,7 @@ __all__ = [
     "MAX_RAW_CHARS",
     "nominal_duration",
     "key_to_keysyms",
+    "scale_point",
 ]
 
 MAX_SCROLL_CLICKS = 20
@@ -155,6 +156,31 @@ def nominal_duration(action: Action) -> float:
         n = len(action.text or "")
         return round(max(NOMINAL_SECONDS["type"], TYPE_SECONDS_PER_CHAR * n), 6)
     return NOMINAL_SECONDS[action.type]
+
+
+# --------------------------------------------------------------------------------------------
+# Coordinate mapping for model-native formats (runner/agents/adapters)
+
+
+def scale_point(x: float, y: float, source: tuple[float, float], screen: tuple[int, int]) -> tuple[int, int]:
+    """A point in a model's coordinate space -> the screen pixel it names.
+
+    `source` is the (width, height) of that space: the resized image the model saw (Qwen2.5-VL,
+    UI-TARS-1.5), a 1000 x 1000 grid (Qwen3-VL) or (1, 1) for normalized coordinates (OpenCUA).
+    The pixel is round-half-up of x * W / width (and y likewise), kept inside the screen, so the
+    right and bottom edges of the source space land on the last pixel. ValueError when the point
+    is not a finite number inside [0, width] x [0, height].
+    """
+    sw, sh = source
+    w, h = screen
+    for v in (x, y):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"coordinates must be finite numbers, got ({x!r}, {y!r})")
+    if not (0 <= x <= sw and 0 <= y <= sh):
+        raise ValueError(f"({_num(x)}, {_num(y)}) is outside the {_num(sw)}x{_num(sh)} coordinate space")
+    px = min(w - 1, int(math.floor(x * w / sw + 0.5)))
+    py = min(h - 1, int(math.floor(y * h / sh + 0.5)))
+    return px, py
 
 
 # --------------------------------------------------------------------------------------------

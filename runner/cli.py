@@ -58,7 +58,7 @@ def agent_options(args) -> dict:
             "temperature": getattr(args, "temperature", 0.0), "max_tokens": getattr(args, "max_tokens", 512),
             "timeout_s": getattr(args, "timeout", 60.0), "max_retries": getattr(args, "max_retries", 4),
             "history_k": getattr(args, "history_k", 3), "replay_from": getattr(args, "replay_from", None),
-            "random_seed": getattr(args, "random_seed", 0),
+            "random_seed": getattr(args, "random_seed", 0), "adapter": getattr(args, "adapter", None),
             "cache_path": str(Path(args.out) / "model_cache.jsonl") if getattr(args, "agent", "") == "api" else None}
 
 
@@ -69,6 +69,8 @@ def cmd_run(args) -> int:
     from runner.run import expand, run_sequential
     from tasks.card import select_cards
 
+    if getattr(args, "adapter", None) not in (None, "generic") and args.coord_scale != "pixels":
+        raise ValueError(f"--coord-scale applies to the generic adapter; {args.adapter} has its own coordinates")
     cards = select_cards(args.tasks)
     subjects = _subjects(args.subjects)
     specs = expand(cards, subjects, args.seeds)
@@ -126,8 +128,28 @@ def cmd_score(args) -> int:
 
     scores = score_command(Path(args.dir), out_json=Path(args.out) if args.out else None,
                            oracle_fn=_rescore_fn() if args.rescore else None)
+    from runner.agents.adapters.provenance import add_adapters_section
+
+    add_adapters_section(Path(args.dir), Path(args.out) if args.out else Path(args.dir) / "scores.json", scores)
     print(json.dumps({a: {"score": s["overall"]["score"], "sr": s["overall"]["sr"], "pr": s["overall"]["pr"],
                           "aq": s["overall"]["aq"]} for a, s in scores["agents"].items()}, indent=2))
+    return 0
+
+
+def cmd_agents_list(args) -> int:
+    """The agent adapters of --agent api: name, model family, format, coordinates, history."""
+    from runner.agents.adapters import list_adapters
+
+    rows = list_adapters()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    cols = [("name", "adapter"), ("family", "model family"), ("format", "source format"),
+            ("coordinates", "coordinates"), ("history", "history")]
+    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in cols}
+    print("  ".join(h.ljust(widths[k]) for k, h in cols).rstrip())
+    for r in rows:
+        print("  ".join(r[k].ljust(widths[k]) for k, _ in cols).rstrip())
     return 0
 
 
@@ -159,6 +181,12 @@ def cmd_demo(args) -> int:
     return demo_main(Path(args.out), tasks=args.tasks, subject=args.subject, seed=args.seed)
 
 
+def _adapter_choices() -> list[str]:
+    from runner.agents.adapters import adapter_names
+
+    return adapter_names()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="medimageos", description="MedImageOSWorld: GUI agents on simulated "
                                  "CT, MR and ultrasound acquisition consoles.")
@@ -177,7 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-tokens", type=int, default=512)
     r.add_argument("--timeout", type=float, default=60.0)
     r.add_argument("--max-retries", type=int, default=4)
-    r.add_argument("--history-k", type=int, default=3)
+    r.add_argument("--history-k", type=int, default=3, help="steps of text history (generic adapter)")
+    r.add_argument("--adapter", default=None, choices=_adapter_choices(),
+                   help="--agent api: the model family's prompt and action format (default generic; "
+                        "see `medimageos agents list`)")
     r.add_argument("--from", dest="replay_from")
     r.add_argument("--random-seed", type=int, default=0)
     r.add_argument("--workers", type=int, default=1, help="episodes at once, each on its own Xvfb display")
@@ -193,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall seconds before a hung episode's worker is killed and the episode retried "
                         "(default: 180 + 30 x step budget)")
     r.set_defaults(fn=cmd_run)
+
+    ag = sub.add_parser("agents", help="agent adapters (the model families --agent api speaks to)")
+    agsub = ag.add_subparsers(dest="agents_command", required=True)
+    agl = agsub.add_parser("list", help="name, model family, source format, coordinates, history")
+    agl.add_argument("--json", action="store_true", help="also the vLLM command of each family")
+    agl.set_defaults(fn=cmd_agents_list)
 
     c = sub.add_parser("console", help="open a console on your display and play it by hand")
     c.add_argument("task_id")

@@ -88,7 +88,7 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
                                             _model_call(agent)))
                 break
             steps += 1
-            res = engine.step(step, raw, _model_call(agent))
+            res = engine.step(step, raw, _model_call(agent), getattr(agent, "parse_reply", None))
             receipts.write(res.receipt)
             rejected += not res.executed
             r = res.receipt

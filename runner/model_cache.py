@@ -3,8 +3,10 @@
 A resumed or repeated run must not pay for the same model call twice. The key is the sha256 of a
 canonical JSON of everything that determines a response (`request_key`): model, base URL, the full
 messages (system prompt, text, and each image replaced by the sha256 of its bytes), temperature,
-max_tokens, top_p, seed and any other decoding settings. Unlike a key built from the prompt text
-alone, changing a decoding setting or an image can never return a stale answer.
+max_tokens, top_p, seed and any other decoding settings, plus the agent adapter that built the
+request (name, version, prompt hash, image size sent; runner/agents/adapters). Unlike a key built
+from the prompt text alone, changing a decoding setting, an image or the adapter can never return
+a stale answer.
 
 File format: one `{"key": ..., "value": ...}` object per line. Each record is written with a single
 `os.write` on an `O_APPEND` descriptor (under an advisory flock) and fsync'd, so several processes

@@ -9,6 +9,7 @@ console, so a card loaded from another folder or edited in memory is the card th
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,14 +105,17 @@ class StepEngine:
         """The screen now, a new (H, W, 3) uint8 array."""
         return self._cap.grab_rgb()
 
-    def step(self, step: int, raw: Any, model_call: dict[str, Any] | None = None) -> StepResult:
+    def step(self, step: int, raw: Any, model_call: dict[str, Any] | None = None,
+             parse: Callable[..., ParseResult] | None = None) -> StepResult:
         """Parse `raw`, inject it, let the console settle for its nominal duration; returns the receipt.
 
         A malformed or disallowed action is rejected (no input, no clock advance) with feedback. Console
-        faults (ConsoleFault) propagate: the caller decides how the episode ends.
+        faults (ConsoleFault) propagate: the caller decides how the episode ends. `parse` (an agent
+        adapter's reader of its model's native format, same signature as parse_action) replaces
+        parse_action.
         """
-        res = parse_action(raw, self.card.action_profile, self.screen, coord_scale=self.coord_scale,
-                           state=self._parser)
+        res = (parse or parse_action)(raw, self.card.action_profile, self.screen, coord_scale=self.coord_scale,
+                                      state=self._parser)
         if res.ok:
             a = res.action
             if a.type != "done":

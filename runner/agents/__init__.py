@@ -5,7 +5,9 @@ from typing import Any
 
 
 def make_agent(kind: str, **opts: Any):
-    """reference | noop | random | api | replay."""
+    """reference | noop | random | api | replay. `adapter` (api only) names the agent adapter."""
+    if opts.get("adapter") and kind != "api":
+        raise ValueError("--adapter applies to --agent api only")
     if kind == "reference":
         from runner.agents.reference import ReferenceAgent
 
@@ -28,7 +30,7 @@ def make_agent(kind: str, **opts: Any):
         return ApiAgent(opts["model"], opts["base_url"], temperature=opts.get("temperature", 0.0),
                         max_tokens=opts.get("max_tokens", 512), timeout_s=opts.get("timeout_s", 60.0),
                         max_retries=opts.get("max_retries", 4), history_k=opts.get("history_k", 3),
-                        cache=cache)
+                        cache=cache, adapter=opts.get("adapter") or "generic")
     if kind == "replay":
         from runner.agents.replay import ReplayAgent
 

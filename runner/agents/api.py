@@ -1,9 +1,12 @@
 """A model-backed agent: any OpenAI-compatible vision chat endpoint (vLLM, hosted APIs).
 
-Each step sends the system prompt and one user message (goal, last k steps, steps left, the
-screenshot as a base64 PNG image part; see runner.agents.prompt) through the official `openai`
-client and returns the assistant text unparsed: runner.actions parses, validates and repairs it,
-so malformed output becomes a rejected step with feedback, not an agent failure.
+Each step's messages come from the agent's adapter (runner/agents/adapters): by default the
+`generic` one (the system prompt and one user message with goal, last k steps, steps left and the
+screenshot; see runner.agents.prompt), or a model family's own prompt, history of screenshots and
+image size (ui-tars-1.5, qwen2.5-vl, qwen3-vl, opencua). They go through the official `openai`
+client and the assistant text comes back unparsed; the episode parses it with `parse_reply` (the
+adapter's format, validated by runner.actions), so malformed output becomes a rejected step with
+feedback, not an agent failure.
 
 Failures of the endpoint are handled here. The client's own retries are off; this module retries
 rate limits (429), timeouts, connection errors, 408/409 and 5xx with deterministic exponential
@@ -11,7 +14,8 @@ backoff (base * 2**(attempt-1), capped, raised to the server's Retry-After when 
 through an injectable `sleep`. Other errors (400, 401, 403, 404, 422, ...) fail at once. Either way
 the agent raises AgentFault and the runner records the episode as INVALID, never FAIL.
 
-Per call metadata for receipts lands in `last_call_info` (also after a fault).
+Per call metadata for receipts lands in `last_call_info` (also after a fault), including the
+adapter's name, version, prompt hash and the image size sent; these are part of the cache key.
 """
 from __future__ import annotations
 
@@ -23,10 +27,12 @@ from urllib.parse import urlparse
 
 import openai
 
+from runner.actions import ParseResult, ParserState
+from runner.agents.adapters import Adapter, Turn, get_adapter
+from runner.agents.adapters.imaging import resize_png
 from runner.agents.base import AgentFault, Observation
-from runner.agents.prompt import PROMPT_VERSION, system_prompt, user_message
 from runner.model_cache import ModelCache, request_key
-from tasks.card import TaskCard
+from tasks.card import ActionProfile, TaskCard
 
 LOCAL_DUMMY_API_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -95,12 +101,15 @@ class ApiAgent:
         history_k: int = 3,
         cache: ModelCache | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        adapter: Adapter | str | None = None,
     ) -> None:
         """`max_retries` counts retries after the first attempt (at most 1 + max_retries calls).
 
         `top_p`, `seed` and `extra_body` (server-specific settings such as vLLM's top_k) are sent
         only when given; all of them are part of the cache key. The key comes from `api_key`, else
         OPENAI_API_KEY, else a dummy for local endpoints; a remote endpoint without one is an error.
+        `adapter` (an Adapter or its name; default generic) decides prompt, history, image size and
+        reply format; `history_k` is the generic adapter's text history.
         """
         if max_retries < 0 or history_k < 0 or timeout_s <= 0:
             raise ValueError("max_retries and history_k must be >= 0 and timeout_s > 0")
@@ -128,17 +137,21 @@ class ApiAgent:
         self.cache = cache
         self._sleep = sleep
         self._client: openai.OpenAI | None = None
-        self.name = f"api:{model}"
+        if adapter is None or isinstance(adapter, str):
+            adapter = get_adapter(adapter or "generic", history_k=history_k)
+        self.adapter: Adapter = adapter
+        # the generic adapter keeps the old name, so earlier results folders stay this agent's
+        self.name = f"api:{model}" if adapter.name == "generic" else f"api:{adapter.name}:{model}"
         self._card: TaskCard | None = None
         self._episode: dict[str, Any] = {}
-        self._system_prompts: dict[tuple[int, int], str] = {}
+        self._images: dict[int, bytes] = {}  # step -> screenshot as sent, for adapters that replay images
         self.last_call_info: dict[str, Any] = {}
 
     # -- Agent protocol ----------------------------------------------------------------------
     def reset(self, card: TaskCard, subject: str, seed: int) -> None:
         self._card = card
         self._episode = {"task": card.id, "task_version": card.version, "subject": subject, "seed": seed}
-        self._system_prompts = {}
+        self._images = {}
         self.last_call_info = {}
 
     def act(self, obs: Observation) -> str:
@@ -150,7 +163,10 @@ class ApiAgent:
         info: dict[str, Any] = {
             "model": self.model,
             "base_url": self.base_url,
-            "prompt_version": PROMPT_VERSION,
+            "prompt_version": self.adapter.version,
+            **self.adapter.describe((obs.width, obs.height)),
+            "images": sum(1 for m in request["messages"] if isinstance(m.get("content"), list)
+                          for p in m["content"] if p.get("type") == "image_url"),
             "cache_key": key,
             "cache_hit": False,
             "attempts": 0,
@@ -175,17 +191,22 @@ class ApiAgent:
 
     # -- request and key ---------------------------------------------------------------------
     def build_request(self, obs: Observation) -> dict[str, Any]:
-        """The chat.completions.create arguments for this observation (without extra_body)."""
-        dims = (obs.width, obs.height)
-        if dims not in self._system_prompts:
-            assert self._card is not None
-            self._system_prompts[dims] = system_prompt(self._card, obs.width, obs.height)
+        """The chat.completions.create arguments for this observation (without extra_body).
+
+        The screenshot is resized to the adapter's image size; adapters that replay earlier
+        screenshots get them back from this episode's earlier requests.
+        """
+        assert self._card is not None
+        size = self.adapter.image_size((obs.width, obs.height))
+        image = resize_png(obs.screenshot_png, size)
+        self._images[obs.step] = image
+        keep = max(1, self.adapter.history_images)
+        for old in [s for s in self._images if s <= obs.step - keep]:
+            del self._images[old]  # only the last few are ever replayed
+        turns = [Turn(r.step, self._images.get(r.step), r.raw, r.status, r.feedback) for r in obs.history]
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [
-                {"role": "system", "content": self._system_prompts[dims]},
-                {"role": "user", "content": user_message(obs, self.history_k)},
-            ],
+            "messages": self.adapter.build_messages(self._card, obs, image, turns),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
@@ -206,10 +227,16 @@ class ApiAgent:
             "base_url": self.base_url,
             "request": request,
             "extra_body": self.extra_body,
+            "adapter": self.adapter.describe((obs.width, obs.height)),
         }
         if self.temperature > 0:
             desc["sample_scope"] = {**self._episode, "step": obs.step}
         return request_key(desc)
+
+    def parse_reply(self, raw: Any, profile: ActionProfile, screen: tuple[int, int], *,
+                    coord_scale: str = "pixels", state: ParserState | None = None) -> ParseResult:
+        """The reply read in the adapter's format (the step engine calls this instead of parse_action)."""
+        return self.adapter.parse(raw, profile, screen, coord_scale=coord_scale, state=state)
 
     # -- transport ---------------------------------------------------------------------------
     def _get_client(self) -> openai.OpenAI:
