@@ -39,7 +39,7 @@ __all__ = ["CTModel", "ConsoleActionError", "Series", "PARAMETERS", "ISO_HEIGHT_
 SCOUT_SECONDS = 4.0
 RECON_SECONDS = 2.0
 MIN_RANGE_MM = 10.0
-TABLE_HEIGHT_LIMITS = (60.0, 260.0)
+TABLE_HEIGHT_LIMITS = (20.0, 260.0)  # couch travel; low enough for a thick pad under a thin patient
 NOMINAL_TABLE_HEIGHT = 160.0
 SCOUT_GANTRY_X_MM = (-260.0, 260.0)  # AP scout columns: gantry x (patient right on the left of the screen)
 SCOUT_COUCH_Y_MM = (-440.0, 30.0)  # lateral scout columns: height against the couch top (anterior first)
@@ -159,8 +159,6 @@ class CTModel(ConsoleModelBase):
                                 iso_height_mm=ISO_HEIGHT_MM, pad_mm=self.pad_mm,
                                 lateral_offset_mm=self.lateral_offset_mm)
         self.ctdi_limit_dw_mm: float | None = None
-        if limit_ref is not None:
-            self._set_size_specific_limit(limit_ref, list(initial_state.get("ctdi_limit_labels") or []))
         self.protocol: Protocol | None = None
         self.selected_protocol: str | None = None
         self.scout_status = "none"  # none | acquiring | done
@@ -183,6 +181,8 @@ class CTModel(ConsoleModelBase):
         self._hu_lut = subject.ct_hu_lut().astype(np.float32)
         self._enh_lut = subject.hu_enhancement_lut().astype(np.float32)
         self._comp_lut = subject.ct_compartment_lut().astype(np.int64)
+        if limit_ref is not None:  # needs the HU table for the patient's size (drawn above, in order)
+            self._set_size_specific_limit(limit_ref, list(initial_state.get("ctdi_limit_labels") or []))
         self.bolus = BolusTracking(self)
         self.declare(PARAMETERS)
         self.declare(bolus_module.PARAMETERS)

@@ -115,8 +115,8 @@ def answers(task: CTTask, state: dict, ops: list) -> dict:
 
     - coverage tasks: the range's start and end edges (start in [organ top - END_TOLERANCE_MM, organ top +
       max excess], end likewise at the bottom), the table height putting the isocentre on the oracle's
-      reference (+- the isocentre tolerance); CCTA the ROI centre on the monitoring image (+- the aorta's
-      equivalent radius there); KUB the CTDIvol between the noise ceiling and the stated limit;
+      reference (+- the isocentre tolerance); CCTA the ROI centre on the monitoring image, in image mm (+- the
+      descending aorta's equivalent radius there); KUB the CTDIvol between the noise ceiling and the stated limit;
     - recovery tasks: which end was clipped (a choice), the missed organ end's edge and the prior series'
       edge the new range must reach back to (table mm).
     """
@@ -163,7 +163,9 @@ def answers(task: CTTask, state: dict, ops: list) -> dict:
         rt = oracle.runtime
         k = int(np.clip(np.rint((float(frame.subject_z(mz)) - rt.origin_mm[2]) / rt.spacing_mm[2]), 0,
                         rt.shape[0] - 1))
-        area = float(oracle.organ_mask("aorta")[k].sum()) * rt.spacing_mm[0] * rt.spacing_mm[1]
+        # the descending aorta's section around the reference's ROI (the ascending one also counts for the
+        # oracle, but is a separate disc elsewhere on the image)
+        area = float(oracle.organ_mask("aorta_descending")[k].sum()) * rt.spacing_mm[0] * rt.spacing_mm[1]
         r = float(np.sqrt(area / np.pi))
         ix, iy = _roi_image_mm(state, roi)
         out["roi_x_mm"] = Answer(round(ix, 2), round(r, 2))
