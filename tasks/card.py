@@ -181,7 +181,7 @@ class CTPerturbations(ConsoleInputs):
         None, description="mattress and positioning pads between the couch top and the patient's back (mm): "
         "moves the body centre, and so the table height that isocentres it, with the pad. A couch mattress is a "
         "few cm; cushions, vacuum mattresses and wedges add more (assumed range, no single published figure); "
-        "cards draw it uniformly in [20, 80]")
+        "cards draw it uniformly in [10, 60]")
     ctdi_limit_ref_mgy: Range | None = Field(
         None, description="size-specific CTDIvol limit stated for a 300 mm water-equivalent diameter (mGy); the "
         "console scales it to the patient's Dw at equal image noise (AAPM Reports 204 and 220 size metrics; "
