@@ -28,12 +28,18 @@ class TableFrame:
     laser_z_subject_mm: float = 0.0  # subject z where the positioning laser was set (jugular notch)
     patient_shift_mm: float = 0.0  # seeded positioning error along the table
     iso_height_mm: float = 270.0  # isocentre above the lowest table position
+    # Added for issue 21 (defaults keep older dumps and callers unchanged): the mattress and positioning pads
+    # under the patient's back lift the subject frame (y = 0 at the back) this far above the couch top, and
+    # the patient lies this far to its left (+x) of the couch midline (the gantry's x = 0).
+    pad_mm: float = 0.0
+    lateral_offset_mm: float = 0.0
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "TableFrame":
         """The frame a CT state dump records under "frame"."""
         f = state["frame"]
-        return cls(float(f["laser_z_subject_mm"]), float(f["patient_shift_mm"]), float(f["iso_height_mm"]))
+        return cls(float(f["laser_z_subject_mm"]), float(f["patient_shift_mm"]), float(f["iso_height_mm"]),
+                   float(f.get("pad_mm", 0.0)), float(f.get("lateral_offset_mm", 0.0)))
 
     def table_z(self, subject_z: float | np.ndarray) -> float | np.ndarray:
         return subject_z - self.laser_z_subject_mm + self.patient_shift_mm
@@ -43,15 +49,24 @@ class TableFrame:
 
     def y_iso_subject(self, table_height_mm: float) -> float:
         """Subject y of the gantry isocentre at this table height."""
-        return table_height_mm - self.iso_height_mm
+        return table_height_mm - self.iso_height_mm + self.pad_mm
 
     def table_height_for(self, y_iso_subject: float) -> float:
         """Table height that puts the isocentre at this subject y."""
-        return y_iso_subject + self.iso_height_mm
+        return y_iso_subject + self.iso_height_mm - self.pad_mm
+
+    def couch_y(self, subject_y: float | np.ndarray) -> float | np.ndarray:
+        """Subject y as height against the couch top (0 at the couch top, negative above it, as subject y)."""
+        return subject_y - self.pad_mm
+
+    def gantry_x(self, subject_x: float | np.ndarray) -> float | np.ndarray:
+        """Subject x as gantry x (0 on the couch midline and the isocentre)."""
+        return subject_x + self.lateral_offset_mm
 
     def to_dict(self) -> dict[str, float]:
         return {"laser_z_subject_mm": self.laser_z_subject_mm, "patient_shift_mm": self.patient_shift_mm,
-                "iso_height_mm": self.iso_height_mm}
+                "iso_height_mm": self.iso_height_mm, "pad_mm": self.pad_mm,
+                "lateral_offset_mm": self.lateral_offset_mm}
 
 
 def table_feed_mm_s(pitch: float, collimation_mm: float, rotation_s: float) -> float:

@@ -148,12 +148,19 @@ class CTInitialState(ConsoleInputs):
     start_page: Literal["planning", "review", "bolus"] | None = None
     ctdi_limit_mgy: float | None = Field(None, gt=0)
     prior_exam: CTPriorExam | None = None
+    ctdi_limit_labels: list[str] | None = Field(
+        None, min_length=1, description="with perturbations.ctdi_limit_ref_mgy: the labels over whose z extent the "
+        "console measures the patient's median water-equivalent diameter for the size-specific dose limit")
 
 
 class CTPerturbations(ConsoleInputs):
     """Seeded perturbation ranges the CT console draws from (CTModel.__init__ and _load_prior_exam).
 
     `<name>_mm: [lo, hi]` draws uniformly; `<name>_abs_mm: [lo, hi]` draws a magnitude with a random sign.
+    patient_shift_mm is the craniocaudal offset of where the patient lies on the couch against the couch's
+    table-z reference: where an adult's jugular notch lands varies with stature, the headrest and how the
+    patient got onto the couch; cards draw it uniformly in [-120, 120] mm (an assumed spread of the order of
+    a head length, several times the scout margins, so the range edges move with the patient).
     """
 
     patient_shift_mm: Range | None = None
@@ -164,14 +171,30 @@ class CTPerturbations(ConsoleInputs):
     ctdi_limit_mgy: Range | None = None
     prior_clip_end: list[Literal["top", "bottom"]] | None = Field(None, min_length=1)
     prior_clip_mm: Range | None = None
+    # issue 21: patient position and a size-specific dose limit (drawn after all the keys above)
+    patient_lateral_offset_mm: Range | None = Field(
+        None, description="the patient's offset from the couch midline (mm, + = to the patient's left). Patients "
+        "are centred on the sagittal laser by eye; lateral off-centring of a few cm is common (Toth et al., Med "
+        "Phys 34:3093, 2007; Kaasalainen et al., Eur Radiol 2014). It moves the anatomy across the AP scout and "
+        "the monitoring and review images; cards draw it uniformly in [-20, 20]")
+    table_pad_mm: Range | None = Field(
+        None, description="mattress and positioning pads between the couch top and the patient's back (mm): "
+        "moves the body centre, and so the table height that isocentres it, with the pad. A couch mattress is a "
+        "few cm; cushions, vacuum mattresses and wedges add more (assumed range, no single published figure); "
+        "cards draw it uniformly in [10, 60]")
+    ctdi_limit_ref_mgy: Range | None = Field(
+        None, description="size-specific CTDIvol limit stated for a 300 mm water-equivalent diameter (mGy); the "
+        "console scales it to the patient's Dw at equal image noise (AAPM Reports 204 and 220 size metrics; "
+        "ultra-low-dose KUB CT runs at about 1-2 mGy for an average adult). Needs "
+        "initial_state.ctdi_limit_labels")
 
-    @field_validator("patient_shift_mm", "table_height_offset_mm")
+    @field_validator("patient_shift_mm", "table_height_offset_mm", "patient_lateral_offset_mm")
     @classmethod
     def _signed(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
 
     @field_validator("patient_shift_abs_mm", "table_height_offset_abs_mm", "heart_rate_bpm",
-                     "ctdi_limit_mgy", "prior_clip_mm")
+                     "ctdi_limit_mgy", "prior_clip_mm", "table_pad_mm", "ctdi_limit_ref_mgy")
     @classmethod
     def _magnitude(cls, v: Range | None) -> Range | None:
         return None if v is None else _range(0.0)(v)

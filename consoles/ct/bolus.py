@@ -142,11 +142,14 @@ class BolusTracking(ModelComponent):
         self._changed("bolus")
 
     def set_roi(self, x_mm: float, y_mm: float) -> None:
-        """ROI centre in subject mm (x patient left, y posterior) on the monitoring slice."""
+        """ROI centre in the monitoring image's millimetres, as a click on it gives them: x = gantry x
+        (patient left +), y = posterior of the isocentre. Kept (and dumped as "roi") in subject mm."""
         self._require(self.image is not None, "Acquire the monitoring reference image first.")
         self._require(self.status != "done", "Bolus tracking has finished.")
-        self.roi = (round(float(x_mm), 1), round(float(y_mm), 1))
-        self._log("roi_placed", x_mm=self.roi[0], y_mm=self.roi[1], monitor_z_mm=self.monitor_z_mm)
+        h = self.host
+        self.roi = (round(float(x_mm) - h.frame.lateral_offset_mm, 1), round(float(y_mm) + h.y_iso_subject(), 1))
+        self._log("roi_placed", x_mm=self.roi[0], y_mm=self.roi[1], monitor_z_mm=self.monitor_z_mm,
+                  image_x_mm=round(float(x_mm), 1), image_y_mm=round(float(y_mm), 1))
         self.host.message = "ROI placed. Check threshold and delay, then Start injection."
         self._changed("bolus")
 
@@ -159,6 +162,12 @@ class BolusTracking(ModelComponent):
             setattr(self, name, v)
             self._log("bolus_param_changed", name=name, value=v)
         self._changed("bolus")
+
+    def roi_image_mm(self) -> tuple[float, float]:
+        """The ROI centre in monitoring-image mm at the current table height (see set_roi)."""
+        x, y = self.roi
+        h = self.host
+        return float(h.frame.gantry_x(x)), y - h.y_iso_subject()
 
     def roi_hu(self, img: np.ndarray) -> float:
         """Mean HU inside the ROI circle (the nearest pixel if the circle holds none)."""
@@ -235,5 +244,6 @@ class BolusTracking(ModelComponent):
         """The "bolus" section of the CT state dump (tuples as lists)."""
         d = {k: getattr(self, k) for k in STATE_KEYS}
         d["roi"] = list(self.roi) if self.roi is not None else None
+        d["roi_image_mm"] = [round(v, 1) for v in self.roi_image_mm()] if self.roi is not None else None
         d["samples"] = [list(x) for x in self.samples]
         return d

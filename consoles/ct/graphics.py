@@ -7,6 +7,9 @@ viewport, which draws it and hit-tests it for drags. Grips carry their roles her
 - AP scout: the range edges are resize handles spanning the whole row (grab an edge anywhere
   along it, within the grab radius), the range body moves along the table axis;
 - lateral scout: the isocentre line is a move handle spanning its column, along the AP axis.
+
+Scouts are drawn in their fixed table window (consoles.ct.model): rows are table z, AP columns gantry
+x, lateral columns height against the couch top, so every graphic here is in screen-fixed millimetres.
 """
 from __future__ import annotations
 
@@ -59,8 +62,8 @@ def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int)
                             axis=(0.0, -1.0), span="row"))
             o.add(ov.Label("start_label", u0 + 6, m.start_mm - 12 / k, f"Start {m.start_mm:.1f}", color, 13))
             o.add(ov.Label("end_label", u0 + 6, m.end_mm + 12 / k, f"End {m.end_mm:.1f}", color, 13))
-        else:
-            yi = m.y_iso_subject()
+        else:  # the lateral scout's horizontal axis is height against the couch top
+            yi = m.iso_couch_y()
             o.add(ov.Line("iso_line", yi, bottom, yi, top, ov.CYAN, 2.0, dashed=True))
             o.add(ov.Handle("iso_handle", yi, (top + bottom) / 2, ov.CYAN, 14, role="move", target="iso_line",
                             axis=(1.0, 0.0), span="column"))
@@ -80,7 +83,7 @@ def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int)
 
 def monitor_overlays(m: Any, img: Any, width: int, height: int) -> ov.OverlaySet:
     """The bolus monitoring image's caption, orientation and ROI (or the hint to place it).
-    Axial plane coordinates: u = subject x, v = -subject y (anterior up)."""
+    Image coordinates: u = gantry x, v = -(subject y - isocentre y) (anterior up)."""
     o = ov.OverlaySet()
     w, h = width, height
     samples = m.bolus.samples
@@ -93,7 +96,7 @@ def monitor_overlays(m: Any, img: Any, width: int, height: int) -> ov.OverlaySet
     o.add(ov.Label("orient_a", w / 2, 14, "A", ov.WHITE, 16, "center", True))
     roi = m.bolus.roi
     if roi is not None:
-        x, y = roi
+        x, y = m.bolus.roi_image_mm()
         r = m.bolus.roi_radius_mm
         o.add(ov.Circle("roi", x, -y, r, ov.YELLOW, 2.0, segments=12))
         val = f"{samples[-1][1]:.0f} HU" if n else f"{m.roi_hu(img):.0f} HU"

@@ -1,13 +1,19 @@
 """CT console model: all state and simulator logic, serializable, no Qt.
 
 Coordinates: the console works in table millimetres (rendering.geometry.TableFrame): table z =
-subject z - laser_z + shift, where laser_z is where the positioning laser was set on the subject
-(the jugular notch, subject z = 0) and `shift` is the seeded positioning error. Start is the
-superior (top) edge of the range, End the inferior edge (start > end).
+subject z - laser_z + shift, where laser_z = 0 is the subject's jugular notch and `shift` is the seeded
+craniocaudal offset of where the patient lies on the couch (table z = 0 is the couch reference position,
+not a landmark set on this patient). Start is the superior (top) edge of the range, End the inferior
+edge (start > end).
 Table height H (mm) sets where the gantry isocentre lies in the subject: the subject frame has
-y = 0 at the table top and the body at y < 0, the isocentre is ISO_HEIGHT_MM above the lowest
-table position, so y_iso = H - ISO_HEIGHT_MM. Raising the table lifts the patient, moving the
-isocentre toward the table top (posterior). The seeded offset perturbs the initial height.
+y = 0 at the patient's back and the body at y < 0; the back lies `pad_mm` (mattress and positioning
+pads, seeded) above the couch top, the isocentre is ISO_HEIGHT_MM above the lowest couch position, so
+y_iso = H - ISO_HEIGHT_MM + pad. Raising the table lifts the patient, moving the isocentre toward the
+couch (posterior). The seeded offset perturbs the initial height. The patient lies `lateral_offset_mm`
+(seeded) to the left of the couch midline: gantry x = subject x + lateral offset.
+Scouts are acquired over their protocol's fixed table window (table z rows, gantry x columns on the
+AP scout, height against the couch top on the lateral one), air where the body is not: a scout pixel
+is the same table millimetre on every patient, and the anatomy moves on it with the patient's position.
 
 Numeric settings are declared Parameters (PARAMETERS here, bolus.PARAMETERS for bolus tracking):
 their bounds, decimals and enable rules are the ones the view shows and the model enforces.
@@ -33,8 +39,12 @@ __all__ = ["CTModel", "ConsoleActionError", "Series", "PARAMETERS", "ISO_HEIGHT_
 SCOUT_SECONDS = 4.0
 RECON_SECONDS = 2.0
 MIN_RANGE_MM = 10.0
-TABLE_HEIGHT_LIMITS = (60.0, 260.0)
+TABLE_HEIGHT_LIMITS = (0.0, 260.0)  # couch travel; low enough for a thick pad under a thin patient
 NOMINAL_TABLE_HEIGHT = 160.0
+SCOUT_GANTRY_X_MM = (-260.0, 260.0)  # AP scout columns: gantry x (patient right on the left of the screen)
+SCOUT_COUCH_Y_MM = (-440.0, 30.0)  # lateral scout columns: height against the couch top (anterior first)
+SCOUT_PIXEL_MM = 2.0
+DW_REFERENCE_MM = 300.0  # size-specific dose limits are stated for this water-equivalent diameter
 ISO_HEIGHT_MM = 270.0  # isocentre above the lowest table position: y_iso = H - 270
 # Scheduler priorities: which of the scanner's events runs first when two fall on one instant.
 PRIORITY_SCOUT, PRIORITY_ROTATION_END, PRIORITY_RECON_DONE = 0, 1, 2
@@ -136,15 +146,25 @@ class CTModel(ConsoleModelBase):
         limit = draws.uniform_if_present("ctdi_limit_mgy")
         if limit is not None:
             self.ctdi_limit_mgy = round(limit * 2) / 2  # whole half-mGy, as a policy states
+        prior_spec = initial_state.get("prior_exam")
+        prior_clip = self._draw_prior_clip(draws) if prior_spec else None
+        # issue 21 draws, after all earlier ones: lateral offset on the couch, pad under the back, and a
+        # size-specific dose limit's reference value
+        self.lateral_offset_mm = draws.offset_mm("patient_lateral_offset")
+        self.pad_mm = draws.offset_mm("table_pad")
+        limit_ref = draws.uniform_if_present("ctdi_limit_ref_mgy")
         self.contrast = ct_contrast.contrast_params(subject.id, seed, self.heart_rate_bpm)
         self.t_injection: float | None = None
         self.frame = TableFrame(laser_z_subject_mm=0.0, patient_shift_mm=self.patient_shift_mm,
-                                iso_height_mm=ISO_HEIGHT_MM)  # the laser is set at the jugular notch, subject z = 0
+                                iso_height_mm=ISO_HEIGHT_MM, pad_mm=self.pad_mm,
+                                lateral_offset_mm=self.lateral_offset_mm)
+        self.ctdi_limit_dw_mm: float | None = None
         self.protocol: Protocol | None = None
         self.selected_protocol: str | None = None
         self.scout_status = "none"  # none | acquiring | done
         self.scout_t_end = 0.0
         self.scouts: dict[str, ct_physics.Scout] = {}
+        self.scout_window: tuple[float, float] | None = None  # (top, bottom) table mm of the acquired scout
         self.dw_mm: np.ndarray | None = None
         self.start_mm = 0.0
         self.end_mm = 0.0
@@ -161,27 +181,49 @@ class CTModel(ConsoleModelBase):
         self._hu_lut = subject.ct_hu_lut().astype(np.float32)
         self._enh_lut = subject.hu_enhancement_lut().astype(np.float32)
         self._comp_lut = subject.ct_compartment_lut().astype(np.int64)
+        if limit_ref is not None:  # needs the HU table for the patient's size (drawn above, in order)
+            self._set_size_specific_limit(limit_ref, list(initial_state.get("ctdi_limit_labels") or []))
         self.bolus = BolusTracking(self)
         self.declare(PARAMETERS)
         self.declare(bolus_module.PARAMETERS)
         self.start_page = initial_state.get("start_page", "planning")
         if initial_state.get("protocol"):
             self.load_protocol(initial_state["protocol"], log=False)
-        if initial_state.get("prior_exam"):
-            self._load_prior_exam(initial_state["prior_exam"], draws)
+        if prior_spec:
+            self._load_prior_exam(prior_spec, *prior_clip)
 
-    def _load_prior_exam(self, spec: dict, draws: PerturbationDraws) -> None:
+    @staticmethod
+    def _draw_prior_clip(draws: PerturbationDraws) -> tuple[str, float]:
+        """Which end the prior series missed and by how much: perturbations "prior_clip_end" (choices
+        "top" / "bottom") and "prior_clip_mm" [lo, hi]."""
+        clip_end = str(draws.choice("prior_clip_end", ["bottom"]))
+        return clip_end, round(draws.uniform("prior_clip_mm", [30.0, 50.0]), 1)
+
+    def _set_size_specific_limit(self, ref_mgy: float, labels: list[str]) -> None:
+        """CTDIvol limit scaled from `ref_mgy` (stated for DW_REFERENCE_MM) to this patient's median
+        water-equivalent diameter over the labels' z extent, at equal image noise (noise ~
+        exp(mu_w Dw / 2) / sqrt(CTDIvol)): the size-specific limit a department states for a low-dose
+        protocol (AAPM Report 204 / 220 size metrics)."""
+        if not labels:
+            raise ValueError("a size-specific dose limit (ctdi_limit_ref_mgy) needs initial_state.ctdi_limit_labels")
+        proj = self._projections()
+        dw = ct_physics.water_equivalent_diameter_mm(proj["ap"], proj["lateral"], self.subject.spacing_mm)
+        zmin, zmax = self._label_z_extent(labels)
+        sel = (self._world_z >= zmin) & (self._world_z <= zmax)
+        self.ctdi_limit_dw_mm = round(float(np.median(dw[sel])), 1)
+        scale = float(np.exp(ct_physics.MU_WATER_PER_MM * (self.ctdi_limit_dw_mm - DW_REFERENCE_MM)))
+        self.ctdi_limit_mgy = round(ref_mgy * scale, 2)
+
+    def _load_prior_exam(self, spec: dict, clip_end: str, clip: float) -> None:
         """An earlier series of this exam whose range clipped one end of the organ (recovery tasks).
 
-        spec: {"protocol", "labels": [label names], "margin_mm"}; perturbations "prior_clip_end"
-        (choices "top" / "bottom") and "prior_clip_mm" [lo, hi] pick which end was missed and by how much.
+        spec: {"protocol", "labels": [label names], "margin_mm"}; `clip_end` and `clip` (mm) are the
+        seeded end that was missed and by how much (_draw_prior_clip).
         """
         self.load_protocol(spec["protocol"], log=False)
         self._finish_scout(log=False)
         zmin, zmax = self._label_z_extent(list(spec["labels"]))
         margin = float(spec.get("margin_mm", 10.0))
-        clip_end = str(draws.choice("prior_clip_end", ["bottom"]))
-        clip = round(draws.uniform("prior_clip_mm", [30.0, 50.0]), 1)
         top, bottom = zmax + margin, zmin - margin
         if clip_end == "top":
             top = zmax - clip
@@ -217,12 +259,25 @@ class CTModel(ConsoleModelBase):
     def y_iso_subject(self, height: float | None = None) -> float:
         return self.frame.y_iso_subject(self.table_height_mm if height is None else height)
 
-    @staticmethod
-    def table_height_for(y_iso: float) -> float:
-        return TableFrame(iso_height_mm=ISO_HEIGHT_MM).table_height_for(y_iso)
+    def table_height_for(self, y_iso: float) -> float:
+        """Table height putting the isocentre at subject y `y_iso` (this patient's pad)."""
+        return float(self.frame.table_height_for(y_iso))
+
+    def iso_couch_y(self, height: float | None = None) -> float:
+        """The isocentre's height against the couch top (the lateral scout's horizontal axis)."""
+        return float(self.frame.couch_y(self.y_iso_subject(height)))
+
+    def table_height_for_couch_y(self, u: float) -> float:
+        """Table height putting the isocentre at couch height `u` (a point on the lateral scout)."""
+        return self.table_height_for(u + self.pad_mm)
 
     def table_limits(self) -> tuple[float, float]:
-        """(top, bottom) of the scannable table range (the subject volume) in table mm."""
+        """(top, bottom) of the plannable table range in table mm: the acquired scout's window (else the
+        loaded protocol's), fixed in table mm whatever the patient's position."""
+        if self.scout_window is not None:
+            return self.scout_window
+        if self.protocol is not None:
+            return self.protocol.scout_top_mm, self.protocol.scout_bottom_mm
         z = self._world_z
         return float(self.table_from_subject_z(z[-1])), float(self.table_from_subject_z(z[0]))
 
@@ -279,16 +334,37 @@ class CTModel(ConsoleModelBase):
             self._proj = {v: ct_physics.scout_projection(mu, sp, v) for v in ("ap", "lateral")}
         return self._proj
 
+    def _scout_grid(self, view: str, top: float, bottom: float) -> tuple[np.ndarray, float]:
+        """The noise-free line integrals of one view resampled onto the scout's fixed grid (rows: table z
+        from `top` down, columns: gantry x or couch height), zero (air) where the subject volume is not;
+        nearest voxel (the positions are 0.1 mm draws on a 2 mm grid). Returns (p, u0)."""
+        sx, sy, sz = self.subject.spacing_mm
+        ox, oy, oz = self.subject.origin_mm
+        proj = self._projections()[view]  # (nz, n_cols), row 0 at the lowest z
+        d = SCOUT_PIXEL_MM
+        zt = top - d * np.arange(int(round((top - bottom) / d)) + 1)
+        k = np.rint((self.subject_from_table_z(zt) - oz) / sz).astype(int)
+        lo, hi = SCOUT_GANTRY_X_MM if view == "ap" else SCOUT_COUCH_Y_MM
+        u = lo + d * np.arange(int(round((hi - lo) / d)) + 1)
+        if view == "ap":
+            i = np.rint((u - self.lateral_offset_mm - ox) / sx).astype(int)
+        else:  # couch height -> subject y: the back lies pad_mm above the couch top
+            i = np.rint((u + self.pad_mm - oy) / sy).astype(int)
+        rows, cols = (k >= 0) & (k < proj.shape[0]), (i >= 0) & (i < proj.shape[1])
+        p = np.zeros((zt.size, u.size), np.float32)
+        p[np.ix_(rows, cols)] = proj[np.ix_(k[rows], i[cols])]
+        return p, float(lo)
+
     def _finish_scout(self, log: bool = True) -> None:
         spacing = self.subject.spacing_mm
         rng = self.rng("scout")
-        z = self._world_z
-        top = float(self.table_from_subject_z(z[-1]))
-        ox, oy, _ = self.subject.origin_mm
+        top, bottom = self.protocol.scout_top_mm, self.protocol.scout_bottom_mm
         proj = self._projections()
-        for view, u0, du in (("ap", ox, spacing[0]), ("lateral", oy, spacing[1])):
-            noisy = ct_physics.add_scout_noise(proj[view], rng)
-            self.scouts[view] = ct_physics.Scout(view, np.flipud(noisy), u0, du, top, spacing[2])
+        for view in ("ap", "lateral"):
+            p, u0 = self._scout_grid(view, top, bottom)
+            noisy = ct_physics.add_scout_noise(p, rng)
+            self.scouts[view] = ct_physics.Scout(view, noisy, u0, SCOUT_PIXEL_MM, top, SCOUT_PIXEL_MM)
+        self.scout_window = (float(top), float(bottom))
         self.dw_mm = ct_physics.water_equivalent_diameter_mm(proj["ap"], proj["lateral"], spacing)
         self.scout_status = "done"
         self.bolus.on_scout_acquired()
@@ -414,9 +490,13 @@ class CTModel(ConsoleModelBase):
     def _hu_slab(self, z0_subject: float, z1_subject: float, lut: np.ndarray | None = None) -> np.ndarray:
         z = self._world_z
         k = np.nonzero((z >= z0_subject - 1e-6) & (z <= z1_subject + 1e-6))[0]
-        if k.size == 0:  # thinner than a voxel: nearest plane
-            k = np.array([int(np.argmin(np.abs(z - (z0_subject + z1_subject) / 2)))])
-        return (self._hu_lut if lut is None else lut)[self.subject.labels[k[0]:k[-1] + 1]]
+        lut = self._hu_lut if lut is None else lut
+        if k.size == 0:
+            zc, half = (z0_subject + z1_subject) / 2, (z[1] - z[0]) / 2
+            if zc < z[0] - half or zc > z[-1] + half:  # beyond the phantom (the scout window is wider): air
+                return np.full((1, *self.subject.labels.shape[1:]), lut[0], np.float32)
+            k = np.array([int(np.argmin(np.abs(z - zc)))])  # thinner than a voxel: nearest plane
+        return lut[self.subject.labels[k[0]:k[-1] + 1]]
 
     def arterial_hu(self, t: float) -> float:
         ti = None if self.t_injection is None else t - self.t_injection
@@ -534,9 +614,12 @@ class CTModel(ConsoleModelBase):
             "selected_protocol": self.selected_protocol,
             "frame": {"laser_z_subject_mm": round(self.laser_z, 3), "patient_shift_mm": self.patient_shift_mm,
                       "table_height_offset_mm": self.table_height_offset_mm, "iso_height_mm": ISO_HEIGHT_MM,
+                      "pad_mm": self.pad_mm, "lateral_offset_mm": self.lateral_offset_mm,
                       "table_z_equals": "subject_z - laser_z_subject_mm + patient_shift_mm",
-                      "y_iso_equals": "table_height_mm - iso_height_mm"},
-            "scout": {"status": self.scout_status, "views": sorted(self.scouts)},
+                      "y_iso_equals": "table_height_mm - iso_height_mm + pad_mm",
+                      "gantry_x_equals": "subject_x + lateral_offset_mm"},
+            "scout": {"status": self.scout_status, "views": sorted(self.scouts),
+                      "window_mm": list(self.scout_window) if self.scout_window else None},
             "plan": {"start_mm": self.start_mm, "end_mm": self.end_mm,
                      "length_mm": round(self.start_mm - self.end_mm, 1),
                      "table_height_mm": self.table_height_mm, "y_iso_subject_mm": round(self.y_iso_subject(), 2),
@@ -545,6 +628,7 @@ class CTModel(ConsoleModelBase):
                        "collimation_mm": self.collimation_mm, "slice_mm": self.slice_mm},
             "dose": {"ctdi_vol_mgy": d.ctdi_vol_mgy, "dlp_mgycm": d.dlp_mgycm, "effective_msv": d.effective_msv,
                      "ctdi_limit_mgy": self.ctdi_limit_mgy, "limit_exceeded": self.dose_limit_exceeded(),
+                     "ctdi_limit_dw_mm": self.ctdi_limit_dw_mm,
                      "expected_noise_hu": round(self.expected_noise_hu(), 2)},
             "heart_rate_bpm": self.heart_rate_bpm,
             "contrast": {"t_injection": self.t_injection, "params": self.contrast.to_dict()},

@@ -1,7 +1,10 @@
 """CT protocol library (pure data): default acquisition parameters and default plan per protocol.
 
-Default ranges are in table millimetres relative to the laser landmark (table z = 0 at the
-jugular notch as positioned), i.e. where a radiographer would start before adapting to the scout.
+Default ranges are in table millimetres (table z = 0 is the couch reference position; where the
+patient's jugular notch lies on it is the seeded craniocaudal positioning offset), i.e. where a
+radiographer would start before adapting to the scout. Each protocol's scout (topogram) covers a fixed
+table window, as a scanner's topogram length and start position are part of the protocol: the scout's
+pixels map to the same table millimetres on every patient, and the anatomy moves on it with the patient.
 """
 from __future__ import annotations
 
@@ -23,17 +26,26 @@ class Protocol:
     default_start_mm: float  # top (superior) edge of the default range, table mm
     default_end_mm: float  # bottom (inferior) edge
     contrast: bool = False
+    scout_top_mm: float = 200.0  # the scout's table window (top, bottom), table mm
+    scout_bottom_mm: float = -450.0
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 PROTOCOLS: tuple[Protocol, ...] = (
-    Protocol("chest_routine", "Routine chest", "chest", 120, 110, 1.0, 0.5, 40.0, 5.0, 400, 20, -300),
-    Protocol("abdomen_liver", "Liver (abdomen)", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 400, -120, -380),
-    Protocol("renal", "Renal", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 380, -230, -420),
-    Protocol("ccta", "Coronary CTA", "chest", 100, 220, 0.25, 0.28, 40.0, 0.75, 220, -20, -170, True),
-    Protocol("kub_low_dose", "Low-dose KUB", "abdomen", 120, 120, 1.0, 0.5, 40.0, 5.0, 380, -230, -600),
+    # scout windows: the organ's cohort extent at the widest seeded craniocaudal offset (+-120 mm), plus
+    # the oracle's largest accepted margin and some room
+    Protocol("chest_routine", "Routine chest", "chest", 120, 110, 1.0, 0.5, 40.0, 5.0, 400, 20, -300,
+             scout_top_mm=220.0, scout_bottom_mm=-460.0),
+    Protocol("abdomen_liver", "Liver (abdomen)", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 400, -120, -380,
+             scout_top_mm=80.0, scout_bottom_mm=-520.0),
+    Protocol("renal", "Renal", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 380, -230, -420,
+             scout_top_mm=0.0, scout_bottom_mm=-560.0),
+    Protocol("ccta", "Coronary CTA", "chest", 100, 220, 0.25, 0.28, 40.0, 0.75, 220, -20, -170, True,
+             scout_top_mm=160.0, scout_bottom_mm=-360.0),
+    Protocol("kub_low_dose", "Low-dose KUB", "abdomen", 120, 120, 1.0, 0.5, 40.0, 5.0, 380, -230, -600,
+             scout_top_mm=0.0, scout_bottom_mm=-740.0),
 )
 
 

@@ -422,11 +422,12 @@ class CTConsoleView(ConsoleViewBase):
         self.dose_label.setText(f"CTDIvol {d.ctdi_vol_mgy:.2f} mGy   DLP {d.dlp_mgycm:.0f} mGy·cm\n"
                                 f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
         if m.ctdi_limit_mgy is not None:
+            size = "" if m.ctdi_limit_dw_mm is None else f" (size-specific, Dw {m.ctdi_limit_dw_mm:.0f} mm)"
             if m.dose_limit_exceeded():
-                text = f"DOSE NOTICE: CTDIvol > limit {m.ctdi_limit_mgy:.1f} mGy"
+                text = f"DOSE NOTICE: CTDIvol > limit {m.ctdi_limit_mgy:.2f} mGy{size}"
                 style = "background: #7a1f1f; color: white; padding: 3px;"
             else:
-                text = f"Within dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.1f} mGy"
+                text = f"Within dose limit: CTDIvol \u2264 {m.ctdi_limit_mgy:.2f} mGy{size}"
                 style = "background: #1f4d2a; color: white; padding: 3px;"
             self.dose_limit_label.setText(text)
             if self.dose_limit_label.styleSheet() != style:  # a new style sheet re-polishes the widget
@@ -473,6 +474,7 @@ class CTConsoleView(ConsoleViewBase):
                 continue
             n_cols = sc.pixels.shape[1]
             u1 = sc.u0 + (n_cols - 1) * sc.du
+            # the scout's fixed window (the protocol's): the same table mm at the same pixel on every patient
             vp.set_view_box(sc.u0 - 40, u1 + 10, bottom - 10, top + 10)
             vp.set_image(sc.pixels, sc.u0, sc.v_top, sc.du, sc.dv)
 
@@ -500,7 +502,7 @@ class CTConsoleView(ConsoleViewBase):
             return
         d = self._scout_drag(self.scout_lat, kind, u, v, button)
         if d is not None and d.handle == "iso_handle" and not d.repeats_last_move:
-            self._do(m.set_table_height, m.table_height_for(d.u))
+            self._do(m.set_table_height, m.table_height_for_couch_y(d.u))
 
     def _scout_drag(self, vp: ImageViewport, kind: str, u: float, v: float, button):
         """Feed a scout's drag controller: a left press grabs what the overlays offer under the
@@ -526,14 +528,14 @@ class CTConsoleView(ConsoleViewBase):
         sx, sy, _ = m.subject.spacing_mm
         ox, oy, _ = m.subject.origin_mm
         half = 200.0
-        yc = m.y_iso_subject()
-        self.monitor.set_view_box(-half, half, -yc - half, -yc + half)
-        self.monitor.set_image(img, ox, -oy, sx, sy)
+        # image mm: gantry x across, AP from the isocentre down (anterior up), as the scanner reconstructs it
+        self.monitor.set_view_box(-half, half, -half, half)
+        self.monitor.set_image(img, m.frame.gantry_x(ox), m.y_iso_subject() - oy, sx, sy)
         self.monitor.set_overlays(graphics.monitor_overlays(m, img, self.monitor.width(), self.monitor.height()))
 
     def _on_monitor_mouse(self, kind: str, u: float, v: float, button) -> None:
         if kind == "press" and button == QtCore.Qt.MouseButton.LeftButton and self.model.monitor_image is not None:
-            self._do(self.model.set_roi, u, -v)
+            self._do(self.model.set_roi, u, -v)  # image mm (consoles.ct.bolus.BolusTracking.set_roi)
 
     # ---- review -----------------------------------------------------------------------------
     def _show_recon(self) -> None:
@@ -549,7 +551,7 @@ class CTConsoleView(ConsoleViewBase):
         ox, oy, _ = m.subject.origin_mm
         half = m.fov_mm / 2.0
         self.recon.set_view_box(-half, half, -s.y_iso_subject - half, -s.y_iso_subject + half)
-        self.recon.set_image(img, ox, -oy, sx, sy)
+        self.recon.set_image(img, m.frame.gantry_x(ox), -oy, sx, sy)  # centred on the gantry, not the patient
         self.recon.set_overlays(graphics.recon_overlays(m, self.recon.width(), self.recon.height()))
         z_table = graphics.recon_table_z(m)
         self.image_label.setText(f"Image {m.recon_index + 1} of {s.n_images}\nTable z {z_table:.1f} mm")
@@ -573,7 +575,7 @@ class CTConsoleView(ConsoleViewBase):
                 out[f"scout_ap.{name}"] = [x - 7, y - 7, 14, 14]
         if m.scouts.get("lateral") is not None and self.scout_lat.isVisible():
             top, bottom = m.table_limits()
-            x, y = self.scout_lat.to_screen(m.y_iso_subject(), (top + bottom) / 2)
+            x, y = self.scout_lat.to_screen(m.iso_couch_y(), (top + bottom) / 2)
             out["scout_lateral.iso_handle"] = [x - 7, y - 7, 14, 14]
         return out
 

@@ -62,7 +62,7 @@ def test_lateral_scout_iso_handle_spans_its_column(planned):
     o = graphics.scout_overlays(m, "lateral", K, 380, 700)
     (iso,) = o.handles()
     assert (iso.name, iso.role, iso.span, iso.axis) == ("iso_handle", "move", "column", (1.0, 0.0))
-    yi = m.y_iso_subject()
+    yi = m.iso_couch_y()  # the lateral scout's horizontal axis: height against the couch top
     assert hit_test_plane(o, K, yi + 8 / K, m.start_mm + 300.0).name == "iso_handle"
     assert hit_test_plane(o, K, yi + 12 / K, 0.0) is None
 
@@ -76,7 +76,7 @@ def test_monitor_roi_is_a_circle_in_axial_plane_coordinates(planned):
     m.acquire_monitor_reference()
     o = graphics.monitor_overlays(m, m.monitor_image, 600, 600)
     assert o.find("roi") is None and o.find("hint") is not None
-    m.set_roi(12.0, -40.0)  # subject x, y
+    m.set_roi(12.0, -40.0)  # monitoring-image mm: gantry x, posterior of the isocentre
     o = graphics.monitor_overlays(m, m.monitor_image, 600, 600)
     roi = o.find("roi")
     assert isinstance(roi, Circle) and (roi.cu, roi.cv) == (12.0, 40.0)  # v = -y: anterior up

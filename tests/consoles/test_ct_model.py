@@ -18,7 +18,8 @@ def _aorta_centre(rt, m: CTModel):
     zs = m.subject_from_table_z(m.bolus["monitor_z_mm"])
     k = int(round((zs - rt.origin_mm[2]) / rt.spacing_mm[2]))
     j, i = np.nonzero(rt.labels[k] == rt.label_id("aorta_descending"))
-    return rt.origin_mm[0] + rt.spacing_mm[0] * i.mean(), rt.origin_mm[1] + rt.spacing_mm[1] * j.mean()
+    x, y = rt.origin_mm[0] + rt.spacing_mm[0] * i.mean(), rt.origin_mm[1] + rt.spacing_mm[1] * j.mean()
+    return float(m.frame.gantry_x(x)), y - m.y_iso_subject()  # monitoring-image mm, what set_roi takes
 
 
 def _ccta_ready(rt, seed=0):
@@ -78,7 +79,7 @@ def test_one_long_wait_equals_many_short_ones(rt):
 
 def test_roi_outside_the_aorta_never_triggers(rt):
     m = _ccta_ready(rt)
-    m.set_roi(-184.0, -234.0)  # grid corner, outside the body: air
+    m.set_roi(-184.0, -234.0 - m.y_iso_subject())  # grid corner, outside the body: air
     m.start_bolus_tracking()
     _run(m, 5, 80, 5.0)
     assert m.bolus["status"] == "done" and m.bolus["t_trigger"] is None and not m.series
@@ -125,6 +126,40 @@ def test_prior_exam_clips_the_seeded_end_and_is_in_the_history(rt):
         ends.add(end)
         assert [e["event"] for e in m.events] == ["prior_series_loaded"] and m.t == 0.0
     assert ends == {"top", "bottom"}
+
+
+def test_size_specific_dose_limit_scales_with_the_patients_water_equivalent_diameter(rt):
+    labels = ["kidney_left_cortex", "kidney_right_cortex", "bladder"]
+    m = CTModel(rt, "ct_kub_low_dose_constraint", 0, {"ctdi_limit_labels": labels}, {"ctdi_limit_ref_mgy": [1.5, 1.5]})
+    assert m.ctdi_limit_dw_mm is not None and 150 < m.ctdi_limit_dw_mm < 450
+    want = 1.5 * np.exp(0.0192 * (m.ctdi_limit_dw_mm - 300.0))
+    assert m.ctdi_limit_mgy == pytest.approx(want, abs=0.006)
+    with pytest.raises(ValueError, match="ctdi_limit_labels"):
+        CTModel(rt, "ct_kub_low_dose_constraint", 0, {}, {"ctdi_limit_ref_mgy": [1.5, 1.5]})
+
+
+def test_scout_pixels_are_fixed_table_mm_and_the_anatomy_moves_with_the_patient(rt):
+    """The scout spans its protocol's table window whatever the patient's position: a shift of the patient
+    moves the body on the image by the same millimetres (the rows are table z, the AP columns gantry x,
+    the lateral columns height against the couch), air beyond the phantom."""
+    def scouts(shift, lateral, pad):
+        m = CTModel(rt, "t", 0, {"protocol": "chest_routine"}, {"patient_shift_mm": [shift, shift],
+                    "patient_lateral_offset_mm": [lateral, lateral], "table_pad_mm": [pad, pad]})
+        m.acquire_scout()
+        m.on_clock(0, 5)
+        return m
+    a, b = scouts(0.0, 0.0, 20.0), scouts(40.0, 10.0, 60.0)
+    for view in ("ap", "lateral"):
+        sa, sb = a.scouts[view], b.scouts[view]
+        assert (sa.u0, sa.du, sa.v_top, sa.dv, sa.pixels.shape) == (sb.u0, sb.du, sb.v_top, sb.dv, sb.pixels.shape)
+    assert a.table_limits() == b.table_limits() == (220.0, -460.0)
+    pa, pb = a._scout_grid("ap", 220.0, -460.0)[0], b._scout_grid("ap", 220.0, -460.0)[0]
+    np.testing.assert_array_equal(pa[60:300, 10:-10], pb[40:280, 15:-5])  # 40 mm up = 20 rows, 10 mm = 5 columns
+    la, lb = a._scout_grid("lateral", 220.0, -460.0)[0], b._scout_grid("lateral", 220.0, -460.0)[0]
+    np.testing.assert_array_equal(la[60:300, 30:-30], lb[40:280, 10:-50])  # 40 mm more pad: 20 columns anterior
+    assert pa[0].max() == 0.0  # table z 220 lies above the phantom's top at this position: air
+    assert a.iso_couch_y() == pytest.approx(a.table_height_mm - 270.0)
+    assert b.y_iso_subject() == pytest.approx(b.table_height_mm - 270.0 + 60.0)
 
 
 def test_dose_limit_notice_follows_parameters(rt):

@@ -85,11 +85,11 @@ def test_each_kind_of_bad_field(tmp_path):
 
 def test_a_misspelled_perturbation_key_names_the_card_file_and_the_key(tmp_path):
     card = _valid()
-    card["perturbations"]["patient_shift_abs_mmm"] = card["perturbations"].pop("patient_shift_abs_mm")
+    card["perturbations"]["patient_shift_mmm"] = card["perturbations"].pop("patient_shift_mm")
     path = _write(tmp_path / "ct", card)
     with pytest.raises(TaskCardError) as exc:
         cards_in(tmp_path)
-    assert str(path) in str(exc.value) and "'patient_shift_abs_mmm'" in str(exc.value)
+    assert str(path) in str(exc.value) and "'patient_shift_mmm'" in str(exc.value)
     assert "perturbations" in str(exc.value)
 
 
@@ -110,11 +110,11 @@ def test_tasks_list_fails_on_a_misspelled_key_and_lists_the_shipped_cards(tmp_pa
     assert [t["id"] for t in listed] == [c.id for c in all_cards()]
     bad = tmp_path / "ct" / "ct_ui_smoke_routine" / "task.json"
     data = json.loads(bad.read_text())
-    data["perturbations"]["patient_shift_abs_mmm"] = data["perturbations"].pop("patient_shift_abs_mm")
+    data["perturbations"]["patient_shift_mmm"] = data["perturbations"].pop("patient_shift_mm")
     bad.write_text(json.dumps(data))
     assert main(["tasks", "list", "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert str(bad) in err and "patient_shift_abs_mmm" in err, err
+    assert str(bad) in err and "patient_shift_mmm" in err, err
 
 
 def test_the_shipped_tasks_list_loads():
@@ -159,7 +159,9 @@ def test_seeded_ct_draws_are_unchanged_by_typing():
             d = PerturbationDraws.for_episode(c.id, "s07", 2, src)
             values = [d.offset_mm("patient_shift"), d.offset_mm("table_height_offset"),
                       d.uniform("heart_rate_bpm", [70, 70]), d.uniform_if_present("ctdi_limit_mgy"),
-                      d.choice("prior_clip_end", ["bottom"]), d.uniform("prior_clip_mm", [30.0, 50.0])]
+                      d.choice("prior_clip_end", ["bottom"]), d.uniform("prior_clip_mm", [30.0, 50.0]),
+                      d.offset_mm("patient_lateral_offset"), d.offset_mm("table_pad"),
+                      d.uniform_if_present("ctdi_limit_ref_mgy")]
             if src is raw:
                 expected = values
         assert values == expected, c.id

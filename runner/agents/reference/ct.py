@@ -74,19 +74,29 @@ class CTPlanner(PlannerBase):
         y = isocentre_target_y(self.oracle, self.task)
         return round(TableFrame.from_state(state).table_height_for(y), 1)
 
-    def target_mas(self, state: dict[str, Any]) -> float | None:
+    def target_technique(self, state: dict[str, Any]) -> tuple[float, float] | None:
+        """(kV, mAs) putting CTDIvol at DOSE_TARGET_FRACTION of the limit at the console's pitch: the
+        console's kV if that needs no less than the lowest mAs, else the next lower kV (a small patient's
+        size-specific limit is below what the lowest mAs gives at 120 kV)."""
         limit = state["dose"].get("ctdi_limit_mgy")
         if not self.plan["dose_limit"] or limit is None:
             return None
+        from consoles.ct.model import PARAMETERS
         from rendering.ct_physics import ctdi_vol
 
         p = state["params"]
-        per_mas = ctdi_vol(p["kv"], 1.0, p["pitch"])
-        return float(math.floor(DOSE_TARGET_FRACTION * limit / per_mas))
+        mas_min = next(q for q in PARAMETERS if q.name == "mas").lo
+        kv = p["kv"]
+        for kv in [k for k in (p["kv"], 120.0, 100.0, 80.0) if k <= p["kv"]]:
+            mas = float(math.floor(DOSE_TARGET_FRACTION * limit / ctdi_vol(kv, 1.0, p["pitch"])))
+            if mas >= mas_min:
+                return kv, mas
+        raise ValueError(f"no kV reaches the CTDIvol limit {limit} mGy at pitch {p['pitch']}")
 
     def monitor_target(self, state: dict[str, Any]) -> tuple[float, float, float]:
         """(table z of the monitoring slice, ROI x, ROI y): the descending aorta's widest section
-        in the upper heart range, and its centroid there."""
+        in the upper heart range, and its centroid there in the monitoring image's mm (gantry x,
+        posterior of the isocentre: what a click on the image gives)."""
         rt = self.oracle.runtime
         mask = self.oracle.organ_mask("aorta_descending")
         hz0, hz1 = self.oracle.organ_z_extent("heart")
@@ -96,7 +106,9 @@ class CTPlanner(PlannerBase):
         j, i = np.nonzero(mask[k])
         x = rt.origin_mm[0] + rt.spacing_mm[0] * i.mean()
         y = rt.origin_mm[1] + rt.spacing_mm[1] * j.mean()
-        return round(float(TableFrame.from_state(state).table_z(float(z[k]))), 1), float(x), float(y)
+        frame = TableFrame.from_state(state)
+        return (round(float(frame.table_z(float(z[k]))), 1), float(frame.gantry_x(x)),
+                float(y) - float(state["plan"]["y_iso_subject_mm"]))
 
     # ---- policy -----------------------------------------------------------------------
     @staticmethod
@@ -115,9 +127,13 @@ class CTPlanner(PlannerBase):
         h = self.target_table_height(st)
         if h is not None and abs(plan["table_height_mm"] - h) > HEIGHT_TOLERANCE_MM:
             return Op("set_table_height", {"value": h})
-        mas = self.target_mas(st)
-        if mas is not None and (st["dose"]["limit_exceeded"] or abs(st["params"]["mas"] - mas) > 1.0):
-            return Op("set_param", {"name": "mas", "value": mas})
+        tech = self.target_technique(st)
+        if tech is not None:
+            kv, mas = tech
+            if st["params"]["kv"] != kv:
+                return Op("set_param", {"name": "kv", "value": kv})
+            if st["dose"]["limit_exceeded"] or abs(st["params"]["mas"] - mas) > 1.0:
+                return Op("set_param", {"name": "mas", "value": mas})
         return None
 
     def next_op(self, st: dict[str, Any]) -> Op:
@@ -223,6 +239,8 @@ class CTReferenceSolver(CTPlanner):
             return click(geo["tab_bolus"])
         if op.name == "set_range":
             return self._set_range_edge(st, geo, tf, obs, a["edge"], a["value"])
+        if op.name == "set_param":
+            return self._type_value(geo[f"{a['name']}_field"], a["value"])
         if op.name in FIELDS:
             return self._type_value(geo[FIELDS[op.name]], a["value"])
         if op.name == "set_roi":
