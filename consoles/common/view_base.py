@@ -137,6 +137,9 @@ class ConsoleViewBase:
         card = ParameterCard(self.model, resolved, self._do)
         for f in card.fields.values():
             self._name(f.objectName(), f)
+            unit = getattr(f, "unit_label", None)
+            if unit is not None:  # the unit beside the field (issue 24), for grounding and OCR tests
+                self._name(unit.objectName(), unit)
         self._cards.append(card)
         return card
 

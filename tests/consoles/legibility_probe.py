@@ -213,7 +213,8 @@ def probe_console(modality: str, out: Path, card_path: Path | None = None) -> li
                 _settle(app)
                 name = f"{f.objectName()}_{tag}_{'on' if enabled else 'off'}.png"
                 f.grab().save(str(out / name))
-                shown = NO_VALUE_TEXT if math.isnan(f.value()) else format_number(f.value(), f.decimals, f.unit)
+                # the field shows the number only; its unit is the label beside it (issue 24)
+                shown = NO_VALUE_TEXT if math.isnan(f.value()) else format_number(f.value(), f.decimals, "")
                 manifest.append({"file": name, "widget": f.objectName(), "kind": "field", "expected": shown})
         f.setEnabled(was_enabled)
         f.setValue(held)
