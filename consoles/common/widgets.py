@@ -293,6 +293,7 @@ QProgressBar { border: 1px solid #6b7380; background: #1c1f24; text-align: cente
 QProgressBar::chunk { background: #2e7dc8; }
 #header { background: #1f2329; border-bottom: 1px solid #555c66; }
 #message { background: #1c1f24; border: 1px solid #555c66; padding: 6px; color: #ffd479; }
+#message[refused="true"] { color: #ff8a8a; }
 """
 
 
