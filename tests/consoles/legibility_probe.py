@@ -28,7 +28,7 @@ LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24;
                      "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
 READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time",
                   "frame_rate", "image_info", "caliper_readout", "frequency_readout", "orientation_readout",
-                  "roi_readout")
+                  "roi_readout", "viewer_legend")
 
 
 def _plain(text: str) -> str:
