@@ -2,7 +2,7 @@
 
 The widget owns four ImageViewports for its whole life and only shows the ones the layout uses,
 so switching layout never rebuilds VTK windows (and never changes their pixels). The active one
-has a bright frame. Pressing a viewport activates it before its owner sees the press.
+has a bright frame; 1x1 shows the active one. Pressing a viewport activates it before its owner sees the press.
 """
 from __future__ import annotations
 
@@ -96,9 +96,10 @@ class ViewportLayout(QtWidgets.QWidget):
         for frame in self._frames:
             self._grid.removeWidget(frame)
         cells = _CELLS[self.state.layout]
+        shown = self.state.visible()  # 1x1: the active viewport, whichever it is
         for i, frame in enumerate(self._frames):
-            if i < len(cells):
-                self._grid.addWidget(frame, *cells[i])
+            if i in shown:
+                self._grid.addWidget(frame, *cells[shown.index(i)])
                 frame.show()
             else:
                 frame.hide()
@@ -118,7 +119,7 @@ class ViewportLayout(QtWidgets.QWidget):
     def eventFilter(self, obj: QtCore.QObject, ev: QtCore.QEvent) -> bool:  # noqa: N802 (Qt API)
         if ev.type() == QtCore.QEvent.Type.MouseButtonPress and obj in self._viewports:
             i = self._viewports.index(obj)
-            if i != self.state.active and i < self.state.count:
+            if i != self.state.active and i in self.state.visible():
                 self.activate(i)
                 if self.activated is not None:
                     self.activated(i)

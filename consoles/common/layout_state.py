@@ -71,7 +71,7 @@ class LayoutState:
             raise ValueError(f"layout {layout!r} not in {sorted(LAYOUTS)}")
 
     def _check_index(self, i: int) -> None:
-        if not 0 <= i < self.count:
+        if i not in self.visible():
             raise ValueError(f"viewport {i + 1} is not shown in layout {self.layout} ({self.count} viewports)")
 
     @property
@@ -80,14 +80,19 @@ class LayoutState:
         return LAYOUTS[self.layout]
 
     def visible(self) -> list[int]:
+        """The viewports on show: 1x1 shows the active one (a scanner maximises the viewport you
+        work in, issue 24), 1x2 the first two, 2x2 all four."""
+        if self.layout == "1x1":
+            return [self.active]
         return list(range(self.count))
 
     # -- edits (each validates, so a console can turn ValueError into a user-facing refusal) --
     def set_layout(self, layout: str) -> None:
-        """Switch layout; the active viewport falls back to the first if it is no longer shown."""
+        """Switch layout; 1x1 shows the active viewport, and in 1x2 the active one falls back to the
+        first if it is not among the two shown."""
         self._check_layout(layout)
         self.layout = layout
-        if self.active >= self.count:
+        if layout != "1x1" and self.active >= self.count:
             self.active = 0
 
     def activate(self, i: int) -> None:
@@ -133,7 +138,7 @@ class LayoutState:
     def to_dict(self) -> dict[str, Any]:
         """For the state dump; viewports are numbered from 1 as on screen."""
         return {"layout": self.layout, "active": self.active + 1, "graphics_mode": self.graphics_mode,
-                "viewports": [dict(vc.to_dict(), index=i + 1, visible=i < self.count)
+                "viewports": [dict(vc.to_dict(), index=i + 1, visible=i in self.visible())
                               for i, vc in enumerate(self.viewports)]}
 
     @classmethod

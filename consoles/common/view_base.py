@@ -113,6 +113,7 @@ class ConsoleViewBase:
         self._panel_parts: list[Callable[[], None]] = []  # the full panel refresh, in order
         self._bindings: dict[str, set[Callable[[], None]]] = {}  # topic -> the parts it refreshes
         self._batch: _ChangeBatch | None = None  # notifications of the action or advance under way
+        self._refused_message: str | None = None  # the status line of the last refused action
         for name, topics in self.PANEL_PARTS:
             self.panel_part(getattr(self, name), *topics)
         for topic in self.QUIET_TOPICS:
@@ -137,6 +138,9 @@ class ConsoleViewBase:
         card = ParameterCard(self.model, resolved, self._do)
         for f in card.fields.values():
             self._name(f.objectName(), f)
+            unit = getattr(f, "unit_label", None)
+            if unit is not None:  # the unit beside the field (issue 24), for grounding and OCR tests
+                self._name(unit.objectName(), unit)
         self._cards.append(card)
         return card
 
@@ -189,6 +193,7 @@ class ConsoleViewBase:
         if self._on_model in old.listeners:
             old.listeners.remove(self._on_model)
         self.model = model
+        self._refused_message = None
         self._restore_built_state()
         for card in self._cards:
             card.rebind(model)
@@ -230,11 +235,24 @@ class ConsoleViewBase:
         self._show_changes(topics)
         if full or not topics or any(t not in self._bindings for t in topics):
             self._refresh_panel()
+        else:
+            wanted = set().union(*(self._bindings[t] for t in topics))
+            for part in self._panel_parts:
+                if part in wanted:
+                    part()
+        self._show_refusal()
+
+    def _show_refusal(self) -> None:
+        """The status line ("message") in the refusal colour while it shows the reason of a refused
+        action, in its own colour otherwise (issue 24: a refusal must read as one)."""
+        label = self._named.get("message")
+        if not isinstance(label, QtWidgets.QLabel):
             return
-        wanted = set().union(*(self._bindings[t] for t in topics))
-        for part in self._panel_parts:
-            if part in wanted:
-                part()
+        refused = self._refused_message is not None and self._refused_message == getattr(self.model, "message", None)
+        if bool(label.property("refused")) != refused:
+            label.setProperty("refused", refused)
+            label.style().unpolish(label)
+            label.style().polish(label)
 
     def _batched(self, fn: Callable[..., Any], *args: Any, refusals: bool = True) -> bool:
         """Run `fn`, collecting the notifications it raises, then handle them once. With
@@ -254,6 +272,7 @@ class ConsoleViewBase:
             fn(*args)
         except ConsoleActionError:
             batch.full = True
+            self._refused_message = getattr(self.model, "message", None)
             if not refusals:
                 raise
         finally:
@@ -266,6 +285,7 @@ class ConsoleViewBase:
     def _do(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run a user action on the model; a refusal already put its reason in the model's message.
         The view catches up once, after the action (see `_note_change`)."""
+        self._refused_message = None  # a user action: the status line is this action's (clock steps keep it)
         self._batched(fn, *args)
 
     def _refresh_panel(self) -> None:

@@ -98,6 +98,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
         self._needs_render = True  # the scene changed since the last frame
         self.frames_rendered = 0  # every Render() of this viewport, for the settle's frame count
         self._rendered_size: tuple[int, int] | None = None  # widget size of the last frame
+        self._resized_since_frame = True  # any resize since the last frame, even back to its size
         self._view = (0.0, 1.0, 0.0, 1.0)  # u0, u1, v0, v1 the camera fits
         self._window, self._level = 400.0, 40.0
         self._font_file = _first_existing(FONT_FILE_CANDIDATES)
@@ -314,6 +315,12 @@ class ImageViewport(QVTKRenderWindowInteractor):
 
     def resizeEvent(self, ev: QtGui.QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(ev)
+        if ev.size() != ev.oldSize():
+            # Remembered until the next frame, whatever size the viewport ends at: a layout switch
+            # passes it through sizes it never renders at (2x2 -> 1x1 -> 2x2 took viewport 2 through
+            # 400x96 back to its own 284x248), and Mesa's drawable keeps the last size it saw.
+            self._resized_since_frame = True
+            self._image_layer.invalidate()
         self._fit_camera()
         if self._cmap is not None:
             self._update_color_bar()
@@ -561,10 +568,14 @@ class ImageViewport(QVTKRenderWindowInteractor):
             return False
         self._needs_render = False
         size = (self.width(), self.height())
-        # Mesa sizes the window's drawable lazily: the first frame at a new size (or the first ever) is
+        # Mesa sizes the window's drawable lazily: the first frame after a resize (or the first ever) is
         # drawn at the drawable's old size, a corner over what the window showed before. Draw it again.
-        passes = 1 if self._rendered_size == size else 2
+        # "After a resize", not "at a new size": a viewport resized while no frame was drawn and back
+        # to the size of its last frame had a drawable of the size in between (issue 24: a 96 px strip
+        # of viewport 2 over the 1x1 image the X server still held there).
+        passes = 2 if self._resized_since_frame or self._rendered_size != size else 1
         self._rendered_size = size
+        self._resized_since_frame = False
         for _ in range(passes):
             if passes == 2:
                 self._image_layer.invalidate()  # a new drawable: both passes draw everything

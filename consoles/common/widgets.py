@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from consoles.common.numeric import format_number, parse_number
+from consoles.common.numeric import format_number, judge_entry, limited_message, not_a_number, parse_number
 from consoles.common.params import Parameter
 
 
@@ -41,26 +41,34 @@ NO_VALUE_TEXT = "n/a"  # what a field shows for a value that does not exist (NaN
 
 
 class NumberField(SteadyCaretLineEdit):
-    """A numeric entry that always shows its whole value with its unit, e.g. '120 kV'.
+    """A numeric entry that always shows its whole value, e.g. '120'; its unit is a label beside it
+    (`unit_label`, put there by `with_unit`), never part of the editable text (issue 24: with the unit
+    inside, a double-click selected one word and typing made '87 0').
 
     It is a plain line edit, not a QDoubleSpinBox: the spin box's inner editor is laid out by the
     style, and under a style sheet with hidden buttons Qt 6.11 shrinks it to about 1 px, so the
-    value vanished from every screenshot. Here the text box is the whole field. Typing commits on
-    Enter or focus loss (the value is clamped to the range and rounded to the shown decimals;
-    text that is not a number restores the last value); Up/Down step by `step`. The caret is a
-    steady 2 px bar drawn by the field itself (Qt's own caret follows a wall-clock timer).
+    value vanished from every screenshot. Typing commits on Enter or focus loss through
+    consoles.common.numeric.judge_entry: in range it is applied (rounded to the shown decimals); out
+    of range a full-turn angle is wrapped and anything else refused, and either way `on_message`
+    gets the status line's words; a refused entry keeps its text and turns the field red. Up/Down
+    step by `step` (inside the range). A focus click selects the whole number, and so does a
+    double-click (not one word of it). The caret is a steady 2 px bar drawn by the field itself.
     """
 
     def __init__(self, name: str, lo: float, hi: float, decimals: int, step: float, unit: str,
-                 on_commit: Callable[[float], None]) -> None:
+                 on_commit: Callable[[float], None], label: str = "",
+                 on_message: Callable[[str, bool], None] | None = None) -> None:
         super().__init__()
         self.setObjectName(name)
         self.lo, self.hi, self.decimals, self.step, self.unit = float(lo), float(hi), decimals, step, unit
+        self.label = label or name
         self._value = self.lo
         self._on_commit = on_commit
+        self._on_message = on_message
+        self.refused = False  # the text on show is an entry the console refused
         self.setMinimumHeight(28)
         self.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.NoContextMenu)
-        self.setText(format_number(self._value, decimals, unit))
+        self.setText(format_number(self._value, decimals, ""))
         self.editingFinished.connect(self._commit_text)
 
     def value(self) -> float:
@@ -69,15 +77,23 @@ class NumberField(SteadyCaretLineEdit):
     def setValue(self, value: float) -> None:  # noqa: N802 (Qt naming, like QDoubleSpinBox)
         """Show `value` (clamped and rounded) without committing it; NaN (no such value) shows
         NO_VALUE_TEXT."""
+        self._set_refused(False)
         if math.isnan(float(value)):
             self._value = math.nan
             self.setText(NO_VALUE_TEXT)
             return
         self._value = self._normalise(value)
-        self.setText(format_number(self._value, self.decimals, self.unit))
+        self.setText(format_number(self._value, self.decimals, ""))
 
     def _normalise(self, value: float) -> float:
         return round(min(self.hi, max(self.lo, float(value))), self.decimals)
+
+    def _set_refused(self, refused: bool) -> None:
+        if refused != self.refused:
+            self.refused = refused
+            self.setProperty("refused", refused)
+            self.style().unpolish(self)
+            self.style().polish(self)
 
     def _commit(self, value: float) -> None:
         old = self._value
@@ -85,12 +101,22 @@ class NumberField(SteadyCaretLineEdit):
         if self._value != old:  # NaN before: any number is a change
             self._on_commit(self._value)
 
+    def _say(self, message: str | None, refused: bool) -> None:
+        if message and self._on_message is not None:
+            self._on_message(message, refused)
+
     def _commit_text(self) -> None:
+        if self.text() == NO_VALUE_TEXT and math.isnan(self._value):
+            return
         v = parse_number(self.text(), self.unit)
-        if v is None:
-            self.setValue(self._value)  # not a number: the field shows the last value again
-        else:
-            self._commit(v)
+        verdict = not_a_number(self.label, self.text()) if v is None else \
+            judge_entry(self.label, v, self.lo, self.hi, self.decimals, self.unit)
+        if verdict.value is None:
+            self._set_refused(True)  # the typed text stays, so the next screenshot shows what was refused
+            self._say(verdict.message, True)
+            return
+        self._commit(verdict.value)
+        self._say(verdict.message, False)
 
     def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt API)
         if ev.key() in (QtCore.Qt.Key.Key_Up, QtCore.Qt.Key.Key_Down):
@@ -99,12 +125,34 @@ class NumberField(SteadyCaretLineEdit):
             return
         super().keyPressEvent(ev)
 
+    def mouseDoubleClickEvent(self, ev: QtGui.QMouseEvent) -> None:  # noqa: N802 (Qt API)
+        # the whole number, not the word under the pointer ("-" of "-2", or "87" of a unit text)
+        super().mouseDoubleClickEvent(ev)
+        self.selectAll()
+
+
+def with_unit(field: NumberField) -> QtWidgets.QWidget:
+    """The field with its unit as a label beside it (named "<field>_unit"); a field without a unit as is."""
+    if not field.unit:
+        return field
+    box = QtWidgets.QWidget()
+    lay = QtWidgets.QHBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(6)
+    lay.addWidget(field, 1)
+    unit = QtWidgets.QLabel(field.unit)
+    unit.setObjectName(f"{field.objectName()}_unit")
+    unit.setMinimumWidth(28)
+    lay.addWidget(unit)
+    field.unit_label = unit
+    return box
 
 
 def number_field(name: str, lo: float, hi: float, decimals: int, step: float, unit: str,
-                 on_commit: Callable[[float], None]) -> NumberField:
+                 on_commit: Callable[[float], None], label: str = "",
+                 on_message: Callable[[str, bool], None] | None = None) -> NumberField:
     """A numeric field that commits on Enter / focus loss (not on every keystroke)."""
-    return NumberField(name, lo, hi, decimals, step, unit.strip(), on_commit)
+    return NumberField(name, lo, hi, decimals, step, unit.strip(), on_commit, label, on_message)
 
 
 def set_quietly(field: NumberField, value: float) -> None:
@@ -112,6 +160,15 @@ def set_quietly(field: NumberField, value: float) -> None:
     old = field.value()
     if math.isnan(old) != math.isnan(value) or abs(old - value) > 1e-9:
         field.setValue(value)
+
+
+def say_entry(model: Any, message: str, refused: bool) -> None:
+    """Put a field's entry message on the console's status line (the model's message); a refusal
+    goes the way every refusal goes (ConsoleActionError, so the view shows it as refused)."""
+    if refused:
+        model._require(False, message)
+    model.message = message
+    model._changed("message")
 
 
 FORM_LABEL_WIDTH = 96
@@ -154,12 +211,22 @@ class ParameterCard:
                 # the card's current model, not the one it was built with: a console reset in
                 # place rebinds the card to a new model (rebind)
                 f = number_field(row.widget_name, row.lo, row.hi, row.decimals, row.step, row.unit,
-                                 lambda v, p=row: dispatch(p.commit, self.model, v))
+                                 lambda v, p=row: dispatch(self._commit, p, v), row.label,
+                                 lambda text, refused: dispatch(say_entry, self.model, text, refused))
                 self.fields[row.name], self.params[row.name] = f, row
-                form_rows.append((row.label, f))
+                form_rows.append((row.label, with_unit(f)))
             else:
                 form_rows.append(row)
         self.layout = form(form_rows, label_width)
+
+    def _commit(self, p: Parameter, value: float) -> None:
+        """Hand an entry to the model; if the model applied another value (a limit that depends on
+        other settings), the status line says what was entered and what was set."""
+        p.commit(self.model, value)
+        got = p.value(self.model)
+        note = None if math.isnan(got) else limited_message(p.label, value, got, p.decimals, p.unit)
+        if note is not None:
+            say_entry(self.model, note, False)
 
     def field(self, name: str) -> NumberField:
         return self.fields[name]
@@ -221,10 +288,12 @@ QLineEdit { background: #1c1f24; border: 1px solid #6b7380; padding: 2px 6px;
             selection-background-color: #2e7dc8; selection-color: white; }
 QLineEdit:focus { border: 1px solid #8cc4ff; }
 QLineEdit:disabled { color: #9aa0aa; background: #25282e; border-color: #474c55; }
+QLineEdit[refused="true"] { border: 1px solid #ff5c5c; color: #ff8a8a; }
 QProgressBar { border: 1px solid #6b7380; background: #1c1f24; text-align: center; height: 16px; }
 QProgressBar::chunk { background: #2e7dc8; }
 #header { background: #1f2329; border-bottom: 1px solid #555c66; }
 #message { background: #1c1f24; border: 1px solid #555c66; padding: 6px; color: #ffd479; }
+#message[refused="true"] { color: #ff8a8a; }
 """
 
 

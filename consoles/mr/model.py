@@ -985,7 +985,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
 
     # ---- viewer ---------------------------------------------------------------------------------
     def _viewport(self, i: int) -> int:
-        self._require(0 <= int(i) < self.layout.count, f"Viewport {int(i) + 1} is not shown in this layout.")
+        self._require(int(i) in self.layout.visible(), f"Viewport {int(i) + 1} is not shown in this layout.")
         return int(i)
 
     def _load(self, i: int, series_uid: int, image: int) -> None:

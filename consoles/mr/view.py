@@ -36,6 +36,8 @@ LEFT_W, RIGHT_W = 356, 312
 # MR signal is in units of fully relaxed water (about 0..1); viewports show it x1000 so window widths
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
+SCANNING_COLOR = "#8cc4ff"  # a scan under way: information, neither ready (green) nor blocked (orange)
+VIEWER_LEGEND = "Grips: square move, circle rotate, blue FOV, yellow pair slices. Wheel down: next image"
 SERIES_CELL_W = 182  # three entries side by side in the series list (beside a scroll bar's room)
 
 
@@ -244,6 +246,10 @@ class MRConsoleView(ConsoleViewBase):
                                                                     lv / DISPLAY_SCALE)
         self.viewer.activated = lambda i: self._do(self.model.activate_viewport, i)
         lay.addWidget(self.viewer, 1)
+        # what the grips and the wheel do, in words (issue 24: they were found by trial)
+        self.viewer_legend = self._name("viewer_legend", QtWidgets.QLabel(VIEWER_LEGEND))
+        self.viewer_legend.setStyleSheet("color: #b8c0cc;")
+        lay.addWidget(self.viewer_legend)
         g, gl = group("Series", "series_group")
         gl.setContentsMargins(4, 14, 4, 4)  # the room of a third entry per row
         self.series_list = self._name("series_list", QtWidgets.QListWidget())
@@ -450,10 +456,16 @@ class MRConsoleView(ConsoleViewBase):
         m = self.model
         reason = m.go_blocker()
         target = m.go_target()
+        running = m.running_row
         if reason is None and target is not None:
             self.go_reason.setText(f"Ready: Go starts row {m.index_of(target.uid)}, {target.name} "
                                    f"({mss(m.duration_s(target))}).")
             _set_style(self.go_reason, "color: #7dffa0;")
+        elif running is not None:
+            # a scan under way is news, not a warning: the press that started it worked (issue 24)
+            self.go_reason.setText(f"Scanning row {m.index_of(running.uid)}, {running.name}, "
+                                   f"{m.remaining_s():.0f} s left; Go is unavailable while scanning.")
+            _set_style(self.go_reason, f"color: {SCANNING_COLOR};")
         else:
             self.go_reason.setText(f"Go blocked: {reason}")
             _set_style(self.go_reason, "color: #ffb36b;")

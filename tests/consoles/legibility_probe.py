@@ -28,7 +28,7 @@ LEGACY_STYLESHEET = ("QDoubleSpinBox, QSpinBox, QLineEdit { background: #1c1f24;
                      "padding: 2px 4px; }\nQDoubleSpinBox:disabled { color: #7a808a; }")
 READOUT_LABELS = ("clock", "scanner_status", "dose_readout", "length_readout", "exam_time", "heart_rate", "scan_time",
                   "frame_rate", "image_info", "caliper_readout", "frequency_readout", "orientation_readout",
-                  "roi_readout")
+                  "roi_readout", "viewer_legend")
 
 
 def _plain(text: str) -> str:
@@ -213,7 +213,8 @@ def probe_console(modality: str, out: Path, card_path: Path | None = None) -> li
                 _settle(app)
                 name = f"{f.objectName()}_{tag}_{'on' if enabled else 'off'}.png"
                 f.grab().save(str(out / name))
-                shown = NO_VALUE_TEXT if math.isnan(f.value()) else format_number(f.value(), f.decimals, f.unit)
+                # the field shows the number only; its unit is the label beside it (issue 24)
+                shown = NO_VALUE_TEXT if math.isnan(f.value()) else format_number(f.value(), f.decimals, "")
                 manifest.append({"file": name, "widget": f.objectName(), "kind": "field", "expected": shown})
         f.setEnabled(was_enabled)
         f.setValue(held)

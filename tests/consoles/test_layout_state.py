@@ -78,3 +78,15 @@ def test_invalid_changes_are_refused():
         s.set_layout("4x4")
     with pytest.raises(ValueError):
         s.set_graphics_mode("none")
+
+
+def test_1x1_shows_the_active_viewport_and_1x2_falls_back_to_the_first():
+    st = LayoutState()
+    st.activate(3)
+    st.set_layout("1x1")
+    assert st.visible() == [3] and st.active == 3
+    assert st.to_dict()["viewports"][3]["visible"] and not st.to_dict()["viewports"][0]["visible"]
+    with pytest.raises(ValueError):
+        st.activate(0)
+    st.set_layout("1x2")
+    assert st.active == 0 and st.visible() == [0, 1]

@@ -101,6 +101,8 @@ def test_new_overlay_kinds_are_drawn_and_their_handles_exported(probe):
 def test_single_layout_shows_one_large_viewport_and_keeps_contents(probe):
     steps, _ = probe
     s = steps["single"]
-    assert list(s["viewports"]) == ["vp1"] and s["state"]["active"] == 1
-    assert s["viewports"]["vp1"]["rect"][2] > 1200
-    assert s["state"]["viewports"][1]["content"] == "t1map" and s["state"]["viewports"][1]["visible"] is False
+    # 1x1 shows the active viewport (issue 24): here viewport 2, the T1 map; viewport 1 keeps its contents hidden
+    assert list(s["viewports"]) == ["vp2"] and s["state"]["active"] == 2
+    assert s["viewports"]["vp2"]["rect"][2] > 1200
+    assert s["state"]["viewports"][1]["content"] == "t1map" and s["state"]["viewports"][1]["visible"] is True
+    assert s["state"]["viewports"][0]["visible"] is False

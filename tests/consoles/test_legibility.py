@@ -89,6 +89,8 @@ def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(display, tm
     labels = {e["widget"]: e["expected"] for e in manifest if e["kind"] == "label"}
     assert {"scanner_status", "exam_time", "heart_rate", "scan_time", "orientation_readout", "roi_readout"} <= set(labels)
     assert labels["orientation_readout"] == "T > C -23.4 > S -12.1"  # the widest orientation a plan shows
+    # issue 24: the grip and wheel legend under the viewer
+    assert labels["viewer_legend"].endswith("Wheel down: next image")
     texts = {e["widget"] for e in manifest if e["kind"] == "text"}
     assert {"queue_row:1", "queue_row:2", "queue_row:3", "queue_row:4"} <= texts
     assert {f"viewport{i}.label:caption{k}" for i in (1, 2, 3) for k in (0, 1)} <= texts

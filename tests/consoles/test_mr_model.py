@@ -438,10 +438,11 @@ def test_localizer_fills_viewports_and_layout_operations(rt):
     assert (lay["active"], lay["graphics_mode"], lay["shim_box_visible"]) == (2, "outer", True)
     with pytest.raises(ConsoleActionError):
         m.set_graphics_mode("some")
-    m.set_layout("1x1")
-    assert m.state()["layout"]["active"] == 1
+    m.set_layout("1x1")  # 1x1 shows the active viewport (issue 24), not always viewport 1
+    lay = m.state()["layout"]
+    assert lay["active"] == 2 and [v["index"] for v in lay["viewports"] if v["visible"]] == [2]
     with pytest.raises(ConsoleActionError, match="not shown"):
-        m.activate_viewport(1)
+        m.activate_viewport(0)
     m.set_layout("2x2")  # hidden viewports kept their contents
     assert m.state()["layout"]["viewports"][1]["image_name"] == "transverse"
 

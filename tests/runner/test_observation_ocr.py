@@ -58,19 +58,26 @@ def test_kub_plan_and_technique_read_back_from_final_png(kub_episode):
     state = json.loads((d / "state.json").read_text())
     final = Image.open(d / "final.png")
     expected = {
-        "start_field": format_number(state["plan"]["start_mm"], 1, "mm"),
-        "end_field": format_number(state["plan"]["end_mm"], 1, "mm"),
-        "table_height_field": format_number(state["plan"]["table_height_mm"], 1, "mm"),
-        "kv_field": format_number(state["params"]["kv"], 0, "kV"),
-        "mas_field": format_number(state["params"]["mas"], 0, "mAs"),
+        "start_field": format_number(state["plan"]["start_mm"], 1, ""),
+        "end_field": format_number(state["plan"]["end_mm"], 1, ""),
+        "table_height_field": format_number(state["plan"]["table_height_mm"], 1, ""),
+        "kv_field": format_number(state["params"]["kv"], 0, ""),
+        "mas_field": format_number(state["params"]["mas"], 0, ""),
         "pitch_field": format_number(state["params"]["pitch"], 2, ""),
     }
+    # the units stand beside the fields (issue 24): plain labels, read with a margin
+    units = {"kv_field_unit": "kV", "mas_field_unit": "mAs", "start_field_unit": "mm"}
     assert state["params"]["mas"] != 120.0, "the reference lowered the tube current: the value read must be its own"
     wrong = {}
     for name, text in expected.items():
         x, y, w, h = agent.geometry[name]
         crop = final.crop((x, y, x + w, y + h))
         ok, got = first_reading(field_readings(crop), lambda r, want="".join(text.split()): r == want)
+        if not ok:
+            wrong[name] = (text, got)
+    for name, text in units.items():
+        x, y, w, h = agent.geometry[name]
+        ok, got = first_reading(readings(final.crop((x - 3, y - 3, x + w + 3, y + h + 3))), lambda r, t=text: r == t)
         if not ok:
             wrong[name] = (text, got)
     assert not wrong, f"values on final.png differ from state.json: {wrong}"

@@ -1,0 +1,201 @@
+"""Drives the MR console through layout changes, series loads and planning-grip drags, and checks
+that every frame shows what is there, for the no-stale-pixels display test (issue 24). Run under
+Xvfb as its own process (the test process never creates a QApplication):
+
+    python -m tests.consoles.layout_change_probe --out DIR [--subject s06] [--script NAME]
+
+The console runs in this process (the shell's own settle, real X input through runner.xinput), so a
+probe can look behind a frame without changing what the next frame does:
+
+- "sequence": the script as an agent runs it; after every step the viewer area is grabbed.
+- "checked": the same script on a second console; after every step's grab each shown viewport is
+  drawn once more with everything drawn (its image layer cache bypassed and its state put back, so
+  the next step renders as in "sequence") and the viewer area is grabbed again.
+- "fresh": for every step, a console built afresh around a copy of the sequence's model at that
+  step (no history of layouts, sizes or frames) is shown and grabbed.
+
+DIR/steps.json: per step its name and the digests of the sequence frame, the checked frame, its
+full redraw and the fresh console's frame; frames that differ are written as PNGs beside it.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+CARD = ROOT / "tasks/mr/L4_4ch/task.json"
+LAYOUT_TOUR = ["1x2", "2x2", "1x1", "2x2", "1x2", "1x1", "1x2"]  # from the card's 2x2: every ordered pair
+
+
+def _script(name: str) -> list[tuple[str, Callable]]:
+    """(step name, action on a Driver) of a named script."""
+    def layout(n: str):
+        return lambda d: d.click(f"layout_{n}")
+
+    def load(series: str, vp: int):
+        return lambda d: d.drag(f"series_item:{series}", f"viewport{vp}")
+
+    def grip(vp: int, handle: str, du: float, dv: float):
+        return lambda d: d.drag_handle(vp, handle, du, dv)
+
+    if name == "issue24":  # the issue's sequence: 2ch into 1x1, drag its grips, 2x2
+        return [("1x1", layout("1x1")), ("load_2ch_vp1", load("2", 1)), ("move_grip", grip(1, "centre", 8.0, 6.0)),
+                ("rotate_grip", grip(1, "rotate", 15.0, -10.0)), ("2x2", layout("2x2"))]
+    if name == "tour":  # every layout change in every order, with loads into viewports of each size
+        steps: list[tuple[str, Callable]] = []
+        for k, n in enumerate(LAYOUT_TOUR):
+            steps.append((f"{k}_{n}", layout(n)))
+            if n == "1x1" and k == 2:
+                steps.append((f"{k}_load_2ch_vp1", load("2", 1)))
+            if n == "1x2" and k == 4:
+                steps.append((f"{k}_load_2ch_vp2", load("2", 2)))
+                steps.append((f"{k}_move_grip_vp2", grip(2, "centre", 6.0, -4.0)))
+            if n == "2x2" and k == 3:
+                steps.append((f"{k}_load_tra_vp4", load("1.3", 4)))
+        return steps
+    raise SystemExit(f"unknown script {name!r}")
+
+
+class _InProcess:
+    """The parts of runner.console_process.ConsoleProcess a tests.consoles.console_driver.Driver uses,
+    answered by a shell in this process."""
+
+    def __init__(self, shell) -> None:
+        self.shell = shell
+        self.hello = shell.cmd_hello()
+
+    def settle(self, advance: float) -> float:
+        return self.shell.cmd_settle(advance)["sim_time"]
+
+    def geometry(self) -> dict:
+        return self.shell.cmd_geometry()
+
+    def state(self) -> dict:
+        return self.shell.cmd_state()["state"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.consoles.layout_change_probe")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--subject", default="s06")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--script", default="issue24")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    import os
+
+    from consoles.common.shell import ConsoleShell  # applies the console environment before Qt
+    from consoles.common.console_card import load_console_card
+    from consoles.mr.__main__ import make_model
+    from consoles.mr.view import MRConsoleView
+    from PySide6 import QtGui
+    from rendering.subjects import load_runtime
+    from runner.capture import ScreenCapture, encode_png
+    from runner.xinput import open_input
+    from tests.consoles.console_driver import HOME, Driver
+
+    card = load_console_card(str(CARD), None)
+    subject = load_runtime(args.subject)
+    shell_args = argparse.Namespace(control="in-process")  # benchmark mode: frames at settle
+    display = os.environ["DISPLAY"]
+    cap, inp = ScreenCapture(display), open_input(display)
+    script = _script(args.script)
+
+    def launch(model) -> tuple:
+        shell = ConsoleShell(shell_args, card.width, card.height)
+        view = MRConsoleView(model, card.width, card.height)
+        shell.attach(view)
+        shell.window.show()
+        shell.window.move(0, 0)
+        shell.window.activateWindow()
+        for vp in view.viewports():
+            vp.Initialize()
+        con = _InProcess(shell)
+        d = Driver(con, inp, cap)
+        inp.home(con.hello["window_id"], HOME)
+        con.settle(0.0)
+        return shell, view, d
+
+    def close(shell) -> None:
+        for vp in shell.controller.viewports():
+            vp.Finalize()
+        shell.window.hide()
+        shell.window.deleteLater()
+        shell._process_all()
+
+    def viewer_rect(view) -> tuple[int, int, int, int]:
+        w = view.viewer
+        g = w.mapToGlobal(w.rect().topLeft())
+        return g.x(), g.y(), w.width(), w.height()
+
+    def grab(view) -> np.ndarray:
+        QtGui.QGuiApplication.sync()
+        x, y, w, h = viewer_rect(view)
+        return np.ascontiguousarray(cap.grab_rgb()[y:y + h, x:x + w])
+
+    def full_redraw(view) -> None:
+        """Draw every shown viewport with everything drawn, then put its cache back as it was, so
+        the next step renders as if this never happened."""
+        for vp in view.viewer.visible_viewports():
+            cache = vp._image_layer
+            kept = (cache._stored, cache._key, cache._store_next, cache._prepared)
+            vp.GetRenderWindow().Render()  # unprepared: layer 0 drawn, nothing stored
+            cache._stored, cache._key, cache._store_next, cache._prepared = kept
+            vp.sync_display()
+
+    def digest(a: np.ndarray) -> str:
+        return hashlib.sha256(a.tobytes()).hexdigest()
+
+    def keep(name: str, a: np.ndarray) -> None:
+        (args.out / f"{name}.png").write_bytes(encode_png(a))
+
+    # the sequence, as an agent's episode runs it; the model copied at every step for "fresh"
+    shell, view, d = launch(make_model(card, subject, args.seed))
+    seq, models = [], []
+    for name, act in script:
+        act(d)
+        seq.append(grab(view))
+        listeners, view.model.listeners = view.model.listeners, []
+        models.append(copy.deepcopy(view.model, {id(subject): subject}))
+        view.model.listeners = listeners
+    layouts = [m.layout.layout for m in models]
+    close(shell)
+    # the same script on a second console, each frame followed by a full redraw
+    shell, view, d = launch(make_model(card, subject, args.seed))
+    checked, full = [], []
+    for name, act in script:
+        act(d)
+        checked.append(grab(view))
+        full_redraw(view)
+        full.append(grab(view))
+    close(shell)
+    # a console built afresh around every step's state
+    fresh = []
+    for m in models:
+        shell, view, _ = launch(m)
+        fresh.append(grab(view))
+        close(shell)
+    steps = []
+    for k, (name, _) in enumerate(script):
+        s = {"name": name, "layout": layouts[k], "sequence": digest(seq[k]), "checked": digest(checked[k]),
+             "full_redraw": digest(full[k]), "fresh": digest(fresh[k]),
+             "previous": digest(seq[k - 1]) if k else ""}
+        steps.append(s)
+        if len({s["sequence"], s["checked"], s["full_redraw"], s["fresh"]}) > 1:
+            for what, a in (("sequence", seq[k]), ("checked", checked[k]), ("full_redraw", full[k]),
+                            ("fresh", fresh[k])):
+                keep(f"{k:02d}_{name}_{what}", a)
+    (args.out / "steps.json").write_text(json.dumps(steps, indent=1))
+    cap.close()
+    inp.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
