@@ -27,6 +27,7 @@ from consoles.common.clock import SimClock
 from consoles.common.model_base import ConsoleActionError
 from runner.agents.reference.common import Op, wait_seconds
 from runner.headless.drive import OP_SECONDS, HeadlessError, HeadlessRun, make_model
+from scoring.answers import Answer
 from scoring.oracles import get_oracle
 from scoring.verdict import OracleResult
 from tasks.card import TaskCard
@@ -37,15 +38,6 @@ DEV = ("dev", 0)
 SAMPLE_PAIRS: tuple[tuple[str, int], ...] = tuple((f"s{i:02d}", (i // 2) % 3) for i in range(1, 31, 2)) + (("s30", 2),)
 MAX_FIXED_PASS_RATE = 0.10  # L3-L6 tasks: share of sample episodes a replayed dev script may pass
 MAX_JUDGEMENT_PASS_RATE = 0.50  # two-way judgements (L2, binary causes): a coin's share
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One part of an episode's correct answer: a number with the oracle's tolerance for it (same unit),
-    or a categorical choice (tolerance None) for judgements."""
-
-    value: float | str
-    tolerance: float | None = None
 
 
 def _modality_module(card: TaskCard) -> Any:

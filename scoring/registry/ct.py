@@ -104,7 +104,7 @@ REGISTRY: dict[str, CTTask] = _entries(
 def _window(lo: float, hi: float):
     """An accepted interval [lo, hi] as an Answer: its centre, with half its width as the tolerance (a value
     passes exactly when it is within the tolerance of the centre)."""
-    from runner.headless.shortcut import Answer
+    from scoring.answers import Answer
 
     return Answer(round(0.5 * (lo + hi), 2), round(0.5 * (hi - lo), 2))
 
@@ -121,7 +121,7 @@ def answers(task: CTTask, state: dict, ops: list) -> dict:
       edge the new range must reach back to (table mm).
     """
     from rendering.geometry import TableFrame
-    from runner.headless.shortcut import Answer
+    from scoring.answers import Answer
     from scoring.oracles.ct import isocentre_target_y, organs_extent
     from scoring.subject_oracle import load_oracle
 
