@@ -339,6 +339,17 @@ class MRPerturbations(ConsoleInputs):
                                                         "mapping_fault rows, balanced over seeds (include none)")
     stop_fault_fraction: Range | None = Field(None, description="share of the stop_fault row's scan time after "
                                               "which it stops")
+    # ---- issue 21 (MR judgements and mapping): appended fields ----
+    cohort_balanced: list[Literal["ecg_signal", "scanner_busy", "prior_clipped", "localizer_order", "indication",
+                                  "mapping_fault", "stop_fault", "copied_params"]] | None = Field(
+        None, min_length=1, description="option keys drawn balanced over subjects as well as seeds "
+        "(consoles/mr/model.cohort_balanced_choice): option (subject index + seed) mod n, in the card's order, so "
+        "each subject's seeds 0-2 see more than one answer, the cohort sees each option equally often and dev "
+        "(index 0) seed 0 takes the first option, never a majority")
+    copied_params: list[dict[str, float | str]] | None = Field(
+        None, min_length=2, description="parameter sets the initial queue's mapping rows were copied with from "
+        "another exam (one set per episode, balanced over seeds; over the card's row params): which parameters "
+        "are wrong for this patient varies, so a script that fixes one episode's leaves another's standing")
 
     @field_validator("mapping_fault")
     @classmethod
