@@ -399,10 +399,6 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         row = self._new_row(str(spec["protocol"]), spec.get("name"))
         for name, value in (spec.get("params") or {}).items():
             self._apply_param(row, name, value)
-        if self.copied_params and mapping.is_mapping(row.proto):
-            for name, value in self.copied_params.items():
-                if name != "scheme" or row.params.scheme is not None:  # a T2 map has no MOLLI scheme
-                    self._apply_param(row, name, value)
         status = str(spec.get("status", "pending"))
         if spec.get("cover_labels"):
             self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done")
@@ -412,6 +408,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self._seed_plan_error(row, draws)
         if spec.get("mid_sax"):
             self._plan_mid_sax(row)
+        if self.copied_params and mapping.is_mapping(row.proto):  # issue 21: over the staged plan's timing
+            for name, value in self.copied_params.items():
+                if name != "scheme" or row.params.scheme is not None:  # a T2 map has no MOLLI scheme
+                    self._apply_param(row, name, value)
         if spec.get("mapping_fault") and self.mapping_fault is not None:
             self._apply_mapping_fault(row)
         self._require(status in STATUSES, f"unknown row status {status!r}")
@@ -548,6 +548,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         axis, c, lo, hi = self._lv_axis()
         centre = c + axis * (lo + hi) / 2.0
         row.params.set_pose(PlanePose.from_normal(centre, axis, 0.0))
+        # a row set up for this patient is timed for the heart rate too (issue 21: over 50-100 bpm no one
+        # delay fits every rate, so the protocol's default would leave fast hearts' staged maps blurred)
+        row.params.trigger_delay_ms, row.params.acq_window_ms = mapping.recommended_timing(
+            row.params, row.proto, self.heart_rate_bpm)
 
     def _apply_mapping_fault(self, row: QueueRow, record: bool = True) -> None:
         """Spoil a mapping row with self.mapping_fault: its shim box moved off the heart, a trigger delay plus

@@ -263,6 +263,8 @@ def mapping_oracle(state: dict[str, Any], oracle, card: TaskCard) -> OracleResul
 
 
 # ---- issue 21: the episode's correct answer as named parts (scoring/registry/mr.answers) ------------------
+# feedback tasks whose rows start on the mid short axis (consoles/mr: mid_sax): no rotation is part of the answer
+STAGED_PLAN_TASKS = ("mr_t1t2_mapping_staged",)
 MOTION_MAX_MM = 2.0  # consoles/mr/mapping.MOTION_CAUSE_MM: the motion cause the oracle fails (artefact_free)
 DELAY_STEP_MS = 5.0
 
@@ -334,15 +336,19 @@ def answer_parts(task: MRTask, state: dict[str, Any]) -> dict[str, tuple[Any, fl
     from scoring.subject_oracle import load_oracle
 
     seeded = state["start"].get("seeded") or {}
-    if task.kind == "stopped_row_retry":
-        return {"fault": ("stopped" if seeded.get("stop_fault_t") is not None else "none", None)}
+    if task.kind == "stopped_row_retry":  # which row to open and resume: its place in the queue
+        uids = [r["uid"] for r in state["start"]["queue"]]
+        return {"stopped_row_position": (str(uids.index(seeded["stop_fault_row"]) + 1), None)}
     oracle = load_oracle(state["subject"])
     out: dict[str, tuple[Any, float | None]] = {}
     if task.kind == "mapping_geometry":
         out.update(geometry_parts(state, oracle, task.protocol))
         return out
     if task.kind == "mapping_feedback":
-        out.update(geometry_parts(state, oracle, MAP_PROTOCOLS[0]))
+        g = geometry_parts(state, oracle, MAP_PROTOCOLS[0])
+        if task.id in STAGED_PLAN_TASKS:  # the staged plan's angle is right: only a seeded basal slice moves it
+            g = {"axial_offset_mm": g["axial_offset_mm"]}
+        out.update(g)
         out["fault"] = (str(seeded.get("mapping_fault", "none")), None)
     for protocol in MAP_PROTOCOLS:
         out.update(timing_parts(state, protocol))
