@@ -340,6 +340,15 @@ class MRPerturbations(ConsoleInputs):
     stop_fault_fraction: Range | None = Field(None, description="share of the stop_fault row's scan time after "
                                               "which it stops")
     # ---- issue 21 (MR judgements and mapping): appended fields ----
+    # Ranges the MR mapping cards draw (issue 21, the real-world variation they follow):
+    # - heart_rate_bpm [50, 100]: adult resting heart rate (AHA normal 60-100 bpm; 50-60 common in fit or
+    #   beta-blocked CMR patients). The trigger delay that puts the shot in diastasis moves from ~690 ms at
+    #   50 bpm to ~330 ms at 100 bpm (rendering.mr_mapping's cardiac cycle), so the typed delay must follow it.
+    # - landmark_shift_mm [-25, 25]: where the radiographer's laser landmark (sternum / nipple line) puts the
+    #   isocentre relative to the heart, +-2-3 cm craniocaudally between patients and operators; the localizer
+    #   and a new row's plan start at the isocentre, so the heart sits elsewhere on screen and in mm.
+    # - plan_tilt_deg [14, 25] on unplanned mapping rows (from_boot): the protocol's stored geometry comes from
+    #   the last patient, whose long axis is 15-25 deg off this one's (inter-patient LV axis spread).
     cohort_balanced: list[Literal["ecg_signal", "scanner_busy", "prior_clipped", "localizer_order", "indication",
                                   "mapping_fault", "stop_fault", "copied_params"]] | None = Field(
         None, min_length=1, description="option keys drawn balanced over subjects as well as seeds "
