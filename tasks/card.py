@@ -362,6 +362,26 @@ class MRPerturbations(ConsoleInputs):
                                                         "mapping_fault rows, balanced over seeds (include none)")
     stop_fault_fraction: Range | None = Field(None, description="share of the stop_fault row's scan time after "
                                               "which it stops")
+    # ---- issue 21 (MR judgements and mapping): appended fields ----
+    # Ranges the MR mapping cards draw (issue 21, the real-world variation they follow):
+    # - heart_rate_bpm [50, 100]: adult resting heart rate (AHA normal 60-100 bpm; 50-60 common in fit or
+    #   beta-blocked CMR patients). The trigger delay that puts the shot in diastasis moves from ~690 ms at
+    #   50 bpm to ~330 ms at 100 bpm (rendering.mr_mapping's cardiac cycle), so the typed delay must follow it.
+    # - landmark_shift_mm [-25, 25]: where the radiographer's laser landmark (sternum / nipple line) puts the
+    #   isocentre relative to the heart, +-2-3 cm craniocaudally between patients and operators; the localizer
+    #   and a new row's plan start at the isocentre, so the heart sits elsewhere on screen and in mm.
+    # - plan_tilt_deg [14, 25] on unplanned mapping rows (from_boot): the protocol's stored geometry comes from
+    #   the last patient, whose long axis is 15-25 deg off this one's (inter-patient LV axis spread).
+    cohort_balanced: list[Literal["ecg_signal", "scanner_busy", "prior_clipped", "localizer_order", "indication",
+                                  "mapping_fault", "stop_fault", "copied_params"]] | None = Field(
+        None, min_length=1, description="option keys drawn balanced over subjects as well as seeds "
+        "(consoles/mr/model.cohort_balanced_choice): option (subject index + seed) mod n, in the card's order, so "
+        "each subject's seeds 0-2 see more than one answer, the cohort sees each option equally often and dev "
+        "(index 0) seed 0 takes the first option, never a majority")
+    copied_params: list[dict[str, float | str]] | None = Field(
+        None, min_length=2, description="parameter sets the initial queue's mapping rows were copied with from "
+        "another exam (one set per episode, balanced over seeds; over the card's row params): which parameters "
+        "are wrong for this patient varies, so a script that fixes one episode's leaves another's standing")
 
     @field_validator("mapping_fault")
     @classmethod

@@ -89,13 +89,19 @@ def warnings(p: "RowParams", protocol: "MRProtocol", heart_rate_bpm: float | Non
 
 def recommended_timing(p: "RowParams", protocol: "MRProtocol", heart_rate_bpm: float) -> tuple[float, float]:
     """(trigger delay, acquisition window) ms a radiographer would set for this heart rate: the window one
-    shot long (rounded up to 10 ms), the shot in diastasis ending before the atrial kick
-    (mr_mapping.diastolic_trigger_delay_ms, rounded down to 10 ms). For reference solvers and tests."""
+    shot long (rounded up to 10 ms) and the shot centred in diastasis, between the end of rapid filling and
+    the atrial kick (rendering.mr_mapping's cardiac cycle: systole and filling scale with sqrt(RR), the kick
+    takes the last 150 ms or a fifth of RR), the delay rounded to 10 ms. Centring keeps the shot still at
+    fast rates too, where diastasis is barely a shot long (about 100 bpm). For reference solvers and tests."""
     import math
 
     ro = readout(p, protocol.map_kind)
     window = 10.0 * math.ceil(ro.shot_ms / 10.0)
-    delay = 10.0 * math.floor(mm.diastolic_trigger_delay_ms(float(heart_rate_bpm), ro) / 10.0)
+    rr = mm.rr_ms(float(heart_rate_bpm))
+    scale = math.sqrt(rr / 1000.0)
+    diastasis = ((mm.SYSTOLE_MS_AT_60 + mm.FILLING_MS_AT_60) * scale, rr - min(mm.ATRIAL_MS, 0.2 * rr))
+    shot_end = (diastasis[0] + diastasis[1] + ro.shot_ms) / 2.0  # the shot ends at delay + window
+    delay = 10.0 * round(max(0.0, shot_end - window) / 10.0)
     return delay, window
 
 

@@ -86,6 +86,27 @@ def balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options:
     return options[int(perm[pos])]
 
 
+def subject_index(subject_id: str) -> int:
+    """The cohort index of a subject id ("s07" -> 7, "dev" -> 0; other ids a stable number from their
+    characters), for draws balanced over the cohort."""
+    digits = "".join(ch for ch in subject_id if ch.isdigit())
+    if subject_id == "dev" or not subject_id:
+        return 0
+    return int(digits) if digits else sum(ord(ch) for ch in subject_id)
+
+
+def cohort_balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
+    """One of `options` for (subject, seed), balanced over seeds AND subjects (issue 21): option
+    (subject index + seed) mod n of the card's list. Every n consecutive seeds of a subject take each option
+    once, consecutive subjects are shifted by one, so with two options a subject's seeds 0, 1, 2 want
+    a, b, a or b, a, b in turn and the 30-subject cohort wants each exactly 45 times of 90 (a fixed answer
+    is right in at most half the slots), and dev (index 0) seed 0 wants the first option, which is no
+    majority. The card lists its options in the order this cycles through (task_id and key are unused:
+    the balance must not depend on a hash)."""
+    n = len(options)
+    return options[(subject_index(subject_id) + int(seed)) % n]
+
+
 # ---- queue rows and series ---------------------------------------------------------------------------
 @dataclass
 class QueueRow:
@@ -255,6 +276,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.heart_rate_bpm = int(round(draws.uniform("heart_rate_bpm", DEFAULT_HEART_RATE_BPM)))
         self.landmark_shift_mm = draws.offset_mm("landmark_shift")
         self.draws = draws  # tasks' own draws follow these (unused_keys reports typos)
+        draws.has("cohort_balanced")  # read by _balanced (no draw: the rng sequence is unchanged)
         self.field_t = float(st.get("field_t", 1.5))
         self.ecg_signal = bool(st.get("ecg_signal", True))
         self.pulse_signal = bool(st.get("pulse_signal", True))
@@ -294,6 +316,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         # mapping tasks: the fault seeded into mapping_fault rows (balanced over seeds, "none" among them)
         self.mapping_fault: str | None = str(self._balanced("mapping_fault", draws.perturbations["mapping_fault"])) \
             if draws.has("mapping_fault") else None
+        # issue 21: the parameter set the initial queue's mapping rows were copied with (balanced over seeds)
+        self.copied_params: dict[str, Any] | None = dict(self._balanced("copied_params",
+                                                                         draws.perturbations["copied_params"])) \
+            if draws.has("copied_params") else None
         # an empty-queue task's fault lives in the library: every mapping row added during the session
         # carries it (a site protocol saved with a stale shim box, timing or trigger)
         self.library_mapping_fault = bool(st.get("library_mapping_fault", False)) and self.mapping_fault is not None
@@ -325,6 +351,9 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.start = self._snapshot()
 
     def _balanced(self, key: str, options: Sequence[Any]) -> Any:
+        # issue 21: keys the card names in perturbations.cohort_balanced are balanced over the cohort too
+        if key in (self.draws.perturbations.get("cohort_balanced") or ()):
+            return cohort_balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
         return balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
 
     def _card_row(self, index: int) -> QueueRow:
@@ -379,6 +408,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self._seed_plan_error(row, draws)
         if spec.get("mid_sax"):
             self._plan_mid_sax(row)
+        if self.copied_params and mapping.is_mapping(row.proto):  # issue 21: over the staged plan's timing
+            for name, value in self.copied_params.items():
+                if name != "scheme" or row.params.scheme is not None:  # a T2 map has no MOLLI scheme
+                    self._apply_param(row, name, value)
         if spec.get("mapping_fault") and self.mapping_fault is not None:
             self._apply_mapping_fault(row)
         self._require(status in STATUSES, f"unknown row status {status!r}")
@@ -515,6 +548,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         axis, c, lo, hi = self._lv_axis()
         centre = c + axis * (lo + hi) / 2.0
         row.params.set_pose(PlanePose.from_normal(centre, axis, 0.0))
+        # a row set up for this patient is timed for the heart rate too (issue 21: over 50-100 bpm no one
+        # delay fits every rate, so the protocol's default would leave fast hearts' staged maps blurred)
+        row.params.trigger_delay_ms, row.params.acq_window_ms = mapping.recommended_timing(
+            row.params, row.proto, self.heart_rate_bpm)
 
     def _apply_mapping_fault(self, row: QueueRow, record: bool = True) -> None:
         """Spoil a mapping row with self.mapping_fault: its shim box moved off the heart, a trigger delay plus
@@ -1132,6 +1169,13 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.selected_entry = key
         self._log("image_selected", key=key, series=e.series, image=None if e.image is None else e.image + 1)
         self._changed("selection")
+
+    def select_list_item(self, position: int) -> None:
+        """Click the series list's `position`-th thumbnail (1-based, screen order): what a click on the list
+        picks, whatever image the seeded order put there."""
+        entries = self.series_entries()
+        self._require(1 <= int(position) <= len(entries), f"The series list has no entry {position}.")
+        self.select_entry(entries[int(position) - 1].key)
 
     def viewport_caption(self, i: int) -> list[str]:
         """The corner text of viewport i: series title, image k/N and orientation ([] when empty). With

@@ -17,7 +17,8 @@ MAX_OPS = 100  # a plan needs at most about 15; more means the planner is stuck 
 # operations whose arguments are MRModel method arguments as they stand
 DIRECT = ("open", "rename", "repeat", "skip", "delete", "move", "add_protocol", "go", "stop", "set_param",
           "activate_viewport", "set_graphics_mode", "load_entry", "select_entry", "set_shim_box_visible",
-          "measure_roi", "set_roi_tool")
+          "measure_roi", "set_roi_tool",
+          "select_list_item")  # issue 21: a series-list click by screen position
 # graphical planning on a viewport's image: the MRModel method takes that image's plane instead of the index
 ON_DISPLAY = ("rotate_group", "translate_group", "drag_grip", "move_shim")
 

@@ -260,3 +260,96 @@ def mapping_oracle(state: dict[str, Any], oracle, card: TaskCard) -> OracleResul
             return checks_verdict(stages, checks, aq, details, False,
                                   "no diagnostic map: every acquired map fails " + ", ".join(bad))
     return checks_verdict(stages, checks, aq, details, any(stages.values()), "nothing was done towards the task")
+
+
+# ---- issue 21: the episode's correct answer as named parts (scoring/registry/mr.answers) ------------------
+# feedback tasks whose rows start on the mid short axis (consoles/mr: mid_sax): no rotation is part of the answer
+STAGED_PLAN_TASKS = ("mr_t1t2_mapping_staged",)
+MOTION_MAX_MM = 2.0  # consoles/mr/mapping.MOTION_CAUSE_MM: the motion cause the oracle fails (artefact_free)
+DELAY_STEP_MS = 5.0
+
+
+def valid_delay_range(series: dict[str, Any]) -> tuple[float, float] | None:
+    """(lo, hi) ms of ECG trigger delays that the oracle accepts for a map's acquisition window at its heart
+    rate: delay + window inside the RR interval and the shot's endocardial excursion within the motion cause's
+    limit (rendering.mr_mapping's motion model, as the acquisition records it); None when none is."""
+    from rendering import mr_mapping as mm
+
+    rec = series["mapping"]
+    ro = mm.readout_for(rec["kind"], int(series["images"][0]["shape"][0]))
+    rr = mm.rr_ms(float(rec["heart_rate_bpm"]))
+    window = float(rec["acq_window_ms"])
+    rows = int(series["images"][0]["shape"][0])
+    ok = []
+    for delay in np.arange(0.0, rr - window + 1e-6, DELAY_STEP_MS):
+        offset = mm.readout_offset_ms(ro, float(delay), window)
+        exc = mm._motion_fields(rows, np.array([offset]), ro, rr)
+        if mm.PEAK_MOTION_MM * float(exc.max() - exc.min()) <= MOTION_MAX_MM:
+            ok.append(float(delay))
+    return (min(ok), max(ok)) if ok else None
+
+
+def _basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors completing n to an orthonormal frame, fixed per n (x or y projected)."""
+    ref = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    u = ref - (ref @ n) * n
+    u /= np.linalg.norm(u)
+    return u, np.cross(n, u)
+
+
+def geometry_parts(state: dict[str, Any], oracle, protocol: str) -> dict[str, tuple[float, float]]:
+    """The mid-ventricular SAX target relative to where the map's row started (its start pose; a row added
+    during the session starts at the isocentre, transverse): the LV long axis' tilt about the start plane's
+    two in-plane axes (deg, tolerance MAP_MAX_ANGLE_DEG) and the target centre's offset from the start
+    centre along the axis (mm, tolerance the mid third's half-width)."""
+    base, apex = (np.asarray(x, float) for x in oracle.lv_long_axis)
+    length = float(np.linalg.norm(apex - base))
+    axis = (apex - base) / length
+    row = next((r for r in state["start"]["queue"] if r["protocol"] == protocol), None)
+    if row is not None:
+        n0, c0 = np.asarray(row["params"]["normal"], float), np.asarray(row["params"]["centre_mm"], float)
+    else:
+        n0, c0 = np.array([0.0, 0.0, 1.0]), np.asarray(state["isocentre_mm"], float)
+    n0 = n0 / np.linalg.norm(n0)
+    a = axis if axis @ n0 >= 0 else -axis
+    u0, v0 = _basis(n0)
+    half_third = (MAP_MID_RANGE[1] - MAP_MID_RANGE[0]) / 2.0 * length
+    centre = (base + apex) / 2.0
+    return {"tilt_u_deg": (math.degrees(math.atan2(a @ u0, a @ n0)), MAP_MAX_ANGLE_DEG),
+            "tilt_v_deg": (math.degrees(math.atan2(a @ v0, a @ n0)), MAP_MAX_ANGLE_DEG),
+            "axial_offset_mm": (float((centre - c0) @ axis), half_third)}
+
+
+def timing_parts(state: dict[str, Any], protocol: str) -> dict[str, tuple[float, float]]:
+    """The trigger delay the oracle accepts for the last map of `protocol` (its window, heart rate): the
+    valid range's midpoint, tolerance its half-width."""
+    s = acquired_series(state, protocol)
+    rng = None if s is None or not s.get("mapping") else valid_delay_range(s)
+    if rng is None:
+        return {}
+    lo, hi = rng
+    return {f"{KIND_OF[protocol]}_trigger_delay_ms": ((lo + hi) / 2.0, max(DELAY_STEP_MS, (hi - lo) / 2.0))}
+
+
+def answer_parts(task: MRTask, state: dict[str, Any]) -> dict[str, tuple[Any, float | None]]:
+    """{name: (value, tolerance)} of one episode of a mapping task (tolerance None: a categorical part)."""
+    from scoring.subject_oracle import load_oracle
+
+    seeded = state["start"].get("seeded") or {}
+    if task.kind == "stopped_row_retry":  # which row to open and resume: its place in the queue
+        uids = [r["uid"] for r in state["start"]["queue"]]
+        return {"stopped_row_position": (str(uids.index(seeded["stop_fault_row"]) + 1), None)}
+    oracle = load_oracle(state["subject"])
+    out: dict[str, tuple[Any, float | None]] = {}
+    if task.kind == "mapping_geometry":
+        out.update(geometry_parts(state, oracle, task.protocol))
+        return out
+    if task.kind == "mapping_feedback":
+        g = geometry_parts(state, oracle, MAP_PROTOCOLS[0])
+        if task.id in STAGED_PLAN_TASKS:  # the staged plan's angle is right: only a seeded basal slice moves it
+            g = {"axial_offset_mm": g["axial_offset_mm"]}
+        out.update(g)
+        out["fault"] = (str(seeded.get("mapping_fault", "none")), None)
+    for protocol in MAP_PROTOCOLS:
+        out.update(timing_parts(state, protocol))
+    return out

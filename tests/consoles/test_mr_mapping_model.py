@@ -222,3 +222,39 @@ def test_recommended_timing_fits_the_rr_and_leaves_no_motion(orc, seed):
     assert m.can_go() and m.state()["queue"][1]["warnings"] == []
     rec = _acquire(m).data.record
     assert rec["causes"] == [] and rec["motion_range_mm"] < 1.0 and rec["window_fits_rr"]
+
+
+# ---- issue 21: draws balanced over the cohort -------------------------------------------------------------
+def test_cohort_balanced_choice_balances_subjects_and_seeds():
+    from collections import Counter
+
+    from consoles.mr.model import cohort_balanced_choice
+
+    cohort = [f"s{i:02d}" for i in range(1, 31)]
+    two = {s: [cohort_balanced_choice("t", s, k, "k", [True, False]) for k in (0, 1, 2)] for s in cohort}
+    assert all(len(set(v)) == 2 for v in two.values())  # every subject sees both answers over seeds 0-2
+    counts = Counter(x for v in two.values() for x in v)
+    assert counts[True] == counts[False] == 45  # a fixed answer is right in exactly half the cohort's slots
+    assert cohort_balanced_choice("t", "dev", 0, "k", ["a", "b"]) == "a"  # dev seed 0: the card's first option
+    four = Counter(cohort_balanced_choice("t", s, k, "k", list("abcd")) for s in cohort for k in (0, 1, 2))
+    assert max(four.values()) <= 23 and set(four) == set("abcd")
+    for s in cohort:  # consecutive seeds take every option once per block
+        assert sorted(cohort_balanced_choice("t", s, k, "k", list("abcd")) for k in range(4)) == list("abcd")
+
+
+def test_copied_parameter_sets_differ_in_what_is_wrong():
+    """L4: which of trigger, thickness and timing the copied set gets wrong varies with the seed, so a script
+    that fixes one episode's leaves another's standing."""
+    from rendering.subjects import load_runtime
+    from tasks.card import load_card
+
+
+
+    card = load_card("mr_t1t2_mapping_parameters")
+    seen = set()
+    for seed in range(4):
+        m = MRModel(load_runtime("s01"), card.id, seed, dict(card.initial_state), dict(card.perturbations))
+        p = next(r for r in m.rows if r.protocol == "t1_map_molli").params
+        seen.add((p.trigger, p.thickness_mm, p.trigger_delay_ms, p.acq_window_ms))
+    assert len(seen) == 4
+    assert {t for t, *_ in seen} == {"ecg", "pulse"}

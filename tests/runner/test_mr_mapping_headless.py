@@ -106,7 +106,12 @@ def test_acquire_without_correcting_fails_on_every_fault_seed(tid, plan):
         fault = run.state["start"]["seeded"].get("mapping_fault")
         faults.append(fault)
         if fault == "none":
-            assert run.verdict.outcome == "PASS", (tid, seed, run.verdict.reason)
+            # unstaged rows keep the protocol's timing (400 + 200 ms), which over 50-100 bpm misses diastole at
+            # fast rates: there the goal's "set the timing for this heart rate" is what fails, nothing else
+            causes = {c for k in ("t1", "t2") for c in (run.verdict.details.get(k) or {}).get("causes", [])}
+            if run.verdict.outcome != "PASS":
+                assert plan and causes and causes <= {"motion", "window_exceeds_rr"}, (tid, seed, run.verdict.reason)
+                assert run.state["physio"]["heart_rate_bpm"] > 80, (tid, seed, run.state["physio"])
         else:
             assert run.verdict.outcome == "FAIL" and run.verdict.sr == 0.0, (tid, seed, fault, run.verdict.reason)
             assert run.verdict.details["diagnostic_maps"] == []

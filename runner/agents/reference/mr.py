@@ -139,7 +139,10 @@ class MRPlanner(MappingPolicy, PlanningPolicy, PlannerBase):
         key = self._entry_key(st, self.task.image)
         if st["selected_entry"] == key:
             return Op("done")
-        return Op("select_entry", {"key": key})
+        # by screen position, as a click picks it: a replayed script then picks whatever the seeded order
+        # put in that place (an entry key would name the image itself)
+        position = [e["key"] for e in st["series_list"]].index(key) + 1
+        return Op("select_list_item", {"position": position})
 
     def _first_acquisition(self, st):
         uid = st["start"]["queue"][0]["uid"]
@@ -308,6 +311,8 @@ class MRReferenceSolver(MRPlanner):
             return click(geo["shim_box_toggle"])
         if op.name == "select_entry":
             return click(geo[f"series_item:{a['key']}"])
+        if op.name == "select_list_item":
+            return click(geo[f"series_item:{st['series_list'][a['position'] - 1]['key']}"])
         if op.name == "load_entry":
             x, y = centre(geo[f"series_item:{a['key']}"])
             tx, ty = centre(geo[f"viewport{a['viewport'] + 1}"])
