@@ -203,7 +203,7 @@ REGISTRY: dict[str, MRTask] = _entries(
 def _answers_other(task: MRTask, state: dict, ops: list) -> dict:
     """The correct answer of one episode of a non-planning MR task, read from its state dump and the
     subject's anatomy (never from the reference's operations)."""
-    from runner.headless.shortcut import Answer
+    from scoring.answers import Answer
 
     start = state["start"]
     rows = start["queue"]
