@@ -339,6 +339,11 @@ class MRPerturbations(ConsoleInputs):
                                                         "mapping_fault rows, balanced over seeds (include none)")
     stop_fault_fraction: Range | None = Field(None, description="share of the stop_fault row's scan time after "
                                               "which it stops")
+    # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
+    isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
+                                          "patients lie off the table's centre line by up to 2-3 cm")
+    isocentre_ap_mm: Range | None = Field(None, description="isocentre posterior(+)/anterior of the body's A/P "
+                                          "middle (mm): bore height, body size and pads, about +-2 cm")
 
     @field_validator("mapping_fault")
     @classmethod
@@ -356,7 +361,7 @@ class MRPerturbations(ConsoleInputs):
             raise ValueError("stop_fault_fraction lies strictly between 0 and 1")
         return v
 
-    @field_validator("landmark_shift_mm")
+    @field_validator("landmark_shift_mm", "isocentre_lr_mm", "isocentre_ap_mm")
     @classmethod
     def _signed(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)

@@ -194,3 +194,22 @@ REGISTRY: dict[str, MRTask] = _entries(
     MRTask("mr_t1t2_mapping_staged", MAPPING, "mapping_feedback", order=MAP_PROTOCOLS),
     MRTask("L6_stopped_row_retry", MAPPING, "stopped_row_retry"),
 )
+
+
+# ---- the correct answer of an episode (issue 21: runner.headless.shortcut.answers) ----------------------
+def answers(task: MRTask, state: dict, ops: list) -> dict:
+    """The episode's correct answer as named parts (runner.headless.shortcut.Answer): geometry planning
+    from scoring/oracles/mr_planning.py, the other families from _answers_other."""
+    if task.family == PLANNING:
+        return _answers_planning(task, state, ops)
+    return _answers_other(task, state, ops)
+
+
+def _answers_planning(task: MRTask, state: dict, ops: list) -> dict:
+    from scoring.oracles.mr_planning import planning_answers
+
+    return planning_answers(task, state, ops)
+
+
+def _answers_other(task: MRTask, state: dict, ops: list) -> dict:
+    raise NotImplementedError(f"answers for MR family {task.family} are defined on another branch")
