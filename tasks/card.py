@@ -321,7 +321,8 @@ class MRPerturbations(ConsoleInputs):
     uniformly."""
 
     heart_rate_bpm: Range | None = None
-    landmark_shift_mm: Range | None = None
+    landmark_shift_mm: Range | None = Field(None, description="craniocaudal offset (mm, + head) of the landmark the "
+                                            "technologist set on the patient from the nominal level: several cm")
     landmark_shift_abs_mm: Range | None = None
     shuffle_rows: list[Annotated[int, Field(ge=1)]] | None = Field(None, min_length=2)
     indication: list[Annotated[str, Field(min_length=3)]] | None = Field(None, min_length=2)
