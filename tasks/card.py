@@ -344,7 +344,8 @@ class MRPerturbations(ConsoleInputs):
     uniformly."""
 
     heart_rate_bpm: Range | None = None
-    landmark_shift_mm: Range | None = None
+    landmark_shift_mm: Range | None = Field(None, description="craniocaudal offset (mm, + head) of the landmark the "
+                                            "technologist set on the patient from the nominal level: several cm")
     landmark_shift_abs_mm: Range | None = None
     shuffle_rows: list[Annotated[int, Field(ge=1)]] | None = Field(None, min_length=2)
     indication: list[Annotated[str, Field(min_length=3)]] | None = Field(None, min_length=2)
@@ -382,6 +383,11 @@ class MRPerturbations(ConsoleInputs):
         None, min_length=2, description="parameter sets the initial queue's mapping rows were copied with from "
         "another exam (one set per episode, balanced over seeds; over the card's row params): which parameters "
         "are wrong for this patient varies, so a script that fixes one episode's leaves another's standing")
+    # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
+    isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
+                                          "patients lie off the table's centre line by up to 2-3 cm")
+    isocentre_ap_mm: Range | None = Field(None, description="isocentre posterior(+)/anterior of the body's A/P "
+                                          "middle (mm): bore height, body size and pads, about +-2 cm")
 
     @field_validator("mapping_fault")
     @classmethod
@@ -399,7 +405,7 @@ class MRPerturbations(ConsoleInputs):
             raise ValueError("stop_fault_fraction lies strictly between 0 and 1")
         return v
 
-    @field_validator("landmark_shift_mm")
+    @field_validator("landmark_shift_mm", "isocentre_lr_mm", "isocentre_ap_mm")
     @classmethod
     def _signed(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)

@@ -283,6 +283,9 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.landmark = str(st.get("landmark", "heart"))
         self._require(self.landmark in LANDMARK_Z_MM, f"unknown landmark {self.landmark!r}")
         self.isocentre_mm = self._isocentre(LANDMARK_Z_MM[self.landmark] + self.landmark_shift_mm)
+        # ---- issue 21: patient positioning (drawn from its own stream, so no other draw moves) ----
+        self.isocentre_offset_mm = self._isocentre_offset(draws)
+        self.isocentre_mm = tuple(round(a + b, 1) + 0.0 for a, b in zip(self.isocentre_mm, self.isocentre_offset_mm))
         self.rows: list[QueueRow] = []
         self.series: list[Series] = []
         self._next_row_uid = 1
@@ -378,6 +381,20 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         y = self.subject.world_y()
         yc = float((y[rows[0]] + y[rows[-1]]) / 2.0) if rows.size else 0.0
         return (0.0, round(yc, 1), round(float(z_mm), 1))
+
+    def _isocentre_offset(self, draws: PerturbationDraws) -> tuple[float, float, float]:
+        """Where the isocentre lies off the body's midline and A/P middle (subject mm, x left, y posterior;
+        z is the landmark shift): the patient lies a little to one side of the table's centre line and higher
+        or lower in the bore (body size, pads), so the anatomy lands at other scanner coordinates and other
+        localizer pixels. Card keys isocentre_lr_mm / isocentre_ap_mm ([lo, hi], uniform); drawn from the
+        episode's "patient_position" stream, so cards without them keep every other draw."""
+        rng = self.rng("patient_position")
+        out = [0.0, 0.0, 0.0]
+        for k, key in ((0, "isocentre_lr_mm"), (1, "isocentre_ap_mm")):
+            lo, hi = draws.perturbations[key] if draws.has(key) else (0.0, 0.0)
+            value = float(rng.uniform(lo, hi))  # always drawn: adding one key never moves the other
+            out[k] = round(value, 1) + 0.0
+        return out[0], out[1], out[2]
 
     def shown_heart_rate(self) -> int | None:
         """The heart rate the header shows (from the ECG; None without an ECG signal)."""
@@ -1249,6 +1266,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             "modality": "mr", "task": self.task_id, "subject": self.subject.id, "seed": self.seed,
             "t": round(float(self.t), 3), "field_t": self.field_t,
             "landmark": self.landmark, "landmark_shift_mm": self.landmark_shift_mm,
+            "isocentre_offset_mm": list(self.isocentre_offset_mm),
             "isocentre_mm": list(self.isocentre_mm),
             "physio": {"heart_rate_bpm": self.heart_rate_bpm, "rr_ms": round(rr_ms(self.heart_rate_bpm) or 0.0, 3),
                        "ecg_signal": self.ecg_signal, "pulse_signal": self.pulse_signal},

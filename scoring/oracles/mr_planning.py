@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from rendering.geometry import PlanePose, normal_from_orientation_text
+
+from scoring.answers import Answer
 from scoring.oracles import register
 from scoring.oracles.mr import end_row, events, series_coverage, session_events, start_rows
 from scoring.registry import entry_for_card
@@ -329,3 +332,104 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     stages = {k: bool(stages.get(k, False)) for k in stage_names(task)}
     aq = float(np.mean(terms)) if terms else 0.0
     return checks_verdict(stages, checks, aq, details, any(stages.values()), "nothing was done towards the task")
+
+
+# ---- the correct answer of an episode (issue 21: runner.headless.shortcut, `medimageos tasks spread`) -----
+# What the reference aims at, as named numbers with the oracle's tolerance for each, in the scanner frame the
+# screen shows: positions relative to the isocentre (the localizers are centred on it, so a part that moves
+# here moves on screen), orientations as two tilts of the target normal away from the protocol's default
+# normal (towards its default u and v), each against the oracle's angle bound.
+# The protocol library's default orientations of the planned rows (consoles/mr/protocols.py; scoring may not
+# import consoles, tests/consoles/test_mr_planning.py checks they agree): the fixed frame tilts are read in.
+DEFAULT_ORIENTATION = {"cine_2ch": "C > S 40", "cine_4ch": "T > C -21 > S 22", "cine_sax": "S > C -40 > T -30"}
+
+
+def _default_frame(protocol: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(normal, u, v) of a protocol's default slice orientation (where planning starts from)."""
+    pose = PlanePose.from_normal((0.0, 0.0, 0.0), normal_from_orientation_text(DEFAULT_ORIENTATION[protocol]), 0.0)
+    return pose.normal, pose.u, pose.v
+
+
+def _tilts(normal: Any, frame: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, float, float]:
+    """The normal signed towards the frame's normal, and its two tilts (deg) towards the frame's u and v."""
+    n0, u0, v0 = frame
+    n = np.asarray(normal, float) / np.linalg.norm(normal)
+    n = n if n @ n0 >= 0 else -n
+    return n, math.degrees(math.atan2(n @ u0, n @ n0)), math.degrees(math.atan2(n @ v0, n @ n0))
+
+
+def _max_margin(extent: np.ndarray, volume_ml: float) -> float:
+    """The margin m (mm) on every face of a box of `extent` whose volume reaches SHIM_MAX_VOLUME_RATIO x the
+    heart's: the most a box of that size may be off-centre along one axis and still enclose the heart."""
+    lo, hi = 0.0, 200.0
+    for _ in range(60):
+        m = (lo + hi) / 2.0
+        if float(np.prod(extent + 2.0 * m)) / 1000.0 > SHIM_MAX_VOLUME_RATIO * volume_ml:
+            hi = m
+        else:
+            lo = m
+    return lo
+
+
+def planning_answers(task: MRTask, state: dict[str, Any], ops: list) -> dict[str, Any]:
+    """The correct answer of one planning episode (runner.headless.shortcut.Answer parts), read from the
+    subject's anatomy and the episode's start (isocentre, rows), never from what the solver did."""
+    from scoring.subject_oracle import load_oracle
+
+    orc = load_oracle(state["subject"])
+    iso = np.asarray(state["isocentre_mm"], float)
+    out: dict[str, Answer] = {}
+    if task.kind in ("long_axis", "long_axis_pair", "lax_from_scratch"):
+        max_deg, max_mm = PLANE_TOLERANCES[task.tolerance]
+        for view in task.views:
+            ref = orc.reference_planes[view]
+            n, a1, a2 = _tilts(ref["normal"], _default_frame(VIEW_PROTOCOL[view]))
+            out[f"{view}_tilt_u_deg"] = Answer(round(a1, 2), max_deg)
+            out[f"{view}_tilt_v_deg"] = Answer(round(a2, 2), max_deg)
+            out[f"{view}_plane_offset_mm"] = Answer(round(float((np.asarray(ref["centre"]) - iso) @ n), 2), max_mm)
+    elif task.kind == "sax_stack":
+        base, apex = orc.lv_long_axis
+        n, a1, a2 = _tilts(apex - base, _default_frame(task.protocol))
+        out["sax_tilt_u_deg"] = Answer(round(a1, 2), SAX_MAX_ANGLE_DEG)
+        out["sax_tilt_v_deg"] = Answer(round(a2, 2), SAX_MAX_ANGLE_DEG)
+        # where the first slice must start: the mitral plane along the stack normal
+        out["sax_mitral_plane_mm"] = Answer(round(float((base - iso) @ n), 2), SAX_MAX_BASAL_ATRIAL_MM)
+    elif task.kind in ("renal_slab", "renal_numeric", "renal_recovery"):
+        pts = np.concatenate([organ_points(orc, k) for k in KIDNEYS])
+        lo, hi = pts.min(axis=0) - 1.0, pts.max(axis=0) + 1.0
+        c, ext = (lo + hi) / 2.0 - iso, hi - lo
+        s = acquired_series(state, task.protocol)
+        fov_read, fov_phase = (2.0 * h for h in half_fov(s)) if s is not None else (None, None)
+        if task.kind != "renal_numeric":
+            # A/P: the slab (coronal) must hold the kidneys' A/P extent and may exceed it by at most
+            # RENAL_MAX_SLAB_EXCESS_MM, so its centre may be off by at most half of that
+            out["kidneys_ap_centre_mm"] = Answer(round(float(c[1]), 2), RENAL_MAX_SLAB_EXCESS_MM / 2.0)
+            if s is not None:  # F/H and L/R: the FOV the reference acquired, less the kidneys, on each side
+                out["kidneys_fh_centre_mm"] = Answer(round(float(c[2]), 2), max(1.0, (fov_phase - ext[2]) / 2.0))
+                out["kidneys_lr_centre_mm"] = Answer(round(float(c[0]), 2), max(1.0, (fov_read - ext[0]) / 2.0))
+        else:
+            fault = (state["start"].get("seeded") or {}).get("coverage_fault")
+            row = next(r for r in state["start"]["queue"] if r["protocol"] == task.protocol and r["status"] == "pending")
+            p = row["params"]
+            t, g, n_sl = p["thickness_mm"], p["gap_mm"], p["n_slices"]
+            if fault == "n_slices":  # the fewest slices whose slab holds the kidneys' A/P extent
+                need = math.ceil((ext[1] + g) / (t + g))
+                slack = (RENAL_MAX_SLAB_EXCESS_MM / (t + g))  # slices beyond it before the slab is excessive
+                out["n_slices"] = Answer(float(need), slack / 2.0)
+            elif fault == "thickness_mm":
+                need = (ext[1] - (n_sl - 1) * g) / n_sl
+                out["thickness_mm"] = Answer(round(need, 2), RENAL_MAX_SLAB_EXCESS_MM / n_sl / 2.0)
+            elif fault == "fov_phase_mm":  # F/H FOV about the row's centre; no upper bound but the field's
+                need = ext[2] + 2.0 * abs(c[2] - (p["centre_mm"][2] - iso[2]))
+                out["fov_phase_mm"] = Answer(round(float(need), 1), (500.0 - need) / 2.0)
+    elif task.kind == "shim_box_fit":
+        s = acquired_series(state, task.protocol)  # the slices are not to change: the row's axes as acquired
+        if s is not None:
+            axes = np.stack(_axes(s))
+            pts = organ_points(orc, "heart") @ axes.T
+            lo, hi = pts.min(axis=0) - 1.0, pts.max(axis=0) + 1.0
+            tol = _max_margin(hi - lo, orc.organ_volume_ml("heart"))
+            centre = (lo + hi) / 2.0 - axes @ iso
+            for k, name in enumerate(("read", "phase", "slice")):
+                out[f"heart_centre_{name}_mm"] = Answer(round(float(centre[k]), 2), round(tol, 2))
+    return out

@@ -238,11 +238,14 @@ def _answers_other(task: MRTask, state: dict, ops: list) -> dict:
 
 
 def answers(task: MRTask, state: dict, ops: list) -> dict:
-    """issue 21 hook: the episode's correct answer as named parts {name: Answer}. Geometry planning is
-    `_answers_planning` (when this branch has it), every other family `_answers_other`."""
+    """issue 21 hook: the episode's correct answer as named parts {name: Answer}: geometry planning from
+    scoring/oracles/mr_planning.py, every other family from `_answers_other`."""
     if task.family == PLANNING:
-        planning = globals().get("_answers_planning")
-        if planning is None:
-            raise NotImplementedError("the mr_planning answers hook (_answers_planning) is not in this branch")
-        return planning(task, state, ops)
+        return _answers_planning(task, state, ops)
     return _answers_other(task, state, ops)
+
+
+def _answers_planning(task: MRTask, state: dict, ops: list) -> dict:
+    from scoring.oracles.mr_planning import planning_answers
+
+    return planning_answers(task, state, ops)

@@ -250,3 +250,13 @@ def test_the_stacks_cut_drawn_at_once_equals_the_geometry_modules_per_slice_cut(
                 assert np.allclose(sorted(map(tuple, ref)), sorted(map(tuple, fast)), atol=1e-6)
     assert seen > 500
     assert stack_segments(g, g.pose, [0]) == [None]  # parallel planes
+
+
+def test_the_answers_frame_uses_the_protocol_librarys_default_orientations():
+    """scoring/oracles/mr_planning.py copies the planned rows' default orientations (scoring may not import
+    consoles): they must be the library's, or the answer tilts are read in the wrong frame."""
+    from consoles.mr.protocols import get_protocol
+    from scoring.oracles.mr_planning import DEFAULT_ORIENTATION
+
+    for pid, text in DEFAULT_ORIENTATION.items():
+        assert get_protocol(pid).slices.orientation == text
