@@ -59,22 +59,29 @@ AIM_VIEWS: dict[str, float] = {"long_axis": 0.0, "transverse": 90.0}
 AIM_PRESSURE = 0.85  # a firm hold: on the convex flank the array's edges lift below about 0.8
 
 
-_AIMED: dict[tuple, tuple[Any, U.ProbePose]] = {}
+_KIDNEYS: dict[tuple, tuple[Any, tuple]] = {}
 
 
-def aimed_pose(subject: Any, side: str, rotation_offset_deg: float = 0.0) -> U.ProbePose:
-    """The pose of a task that starts on a kidney (from the subject's labels only, as the console knows it);
-    cached per label volume, since every episode on a subject starts from it."""
-    key = (id(subject.labels), subject.id, side, float(rotation_offset_deg))
-    hit = _AIMED.get(key)
+def _kidney(subject: Any, side: str) -> tuple:
+    """(centre, long axis, hilum) of a kidney from the subject's labels (cached per label volume: every
+    episode on a subject starts from it)."""
+    key = (id(subject.labels), subject.id, side)
+    hit = _KIDNEYS.get(key)
     if hit is None or hit[0] is not subject.labels:  # an id reused by another volume
-        c, a, h = aim.kidney_from_labels(subject, side)
-        pose = aim.long_axis_pose(subject, c, a, h, side, pressure=AIM_PRESSURE,
-                                  rotation_offset_deg=rotation_offset_deg)
-        if len(_AIMED) > 64:
-            _AIMED.clear()
-        hit = _AIMED[key] = (subject.labels, pose)
+        if len(_KIDNEYS) > 64:
+            _KIDNEYS.clear()
+        hit = _KIDNEYS[key] = (subject.labels, aim.kidney_from_labels(subject, side))
     return hit[1]
+
+
+def aimed_pose(subject: Any, side: str, rotation_offset_deg: float = 0.0, window_deg: float = 0.0) -> U.ProbePose:
+    """The pose of a task that starts on a kidney (from the subject's labels only, as the console knows it):
+    its long-axis view through the hilum, the image plane first turned `window_deg` about the long axis
+    (aim.long_axis_pose's about_axis_deg: + a more anterior window through the liver or spleen, - a more
+    posterior one through the back muscles), then the probe turned `rotation_offset_deg` about its beam."""
+    c, a, h = _kidney(subject, side)
+    return aim.long_axis_pose(subject, c, a, h, side, pressure=AIM_PRESSURE, rotation_offset_deg=rotation_offset_deg,
+                              about_axis_deg=window_deg)
 
 
 # ---- rules ---------------------------------------------------------------------------------------------
@@ -191,6 +198,17 @@ class USModel(ConsoleModelBase):
         # the order of these draws is part of every episode's identity: append, never reorder
         draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
         self.draws = draws
+        # Where the patient lies and how the session was left, from their own stream (issue 21: added after
+        # the draws above existed, so it shifts none of them): the bed frame the probe fields show, the
+        # acoustic window the task starts in, the TGC pots left by the previous exam.
+        place = PerturbationDraws(seeded_rng(task_id, subject.id, seed, "placement"), perturbations)
+        self.patient_z_mm = round(place.uniform("patient_z_mm", (0.0, 0.0)), 1)
+        self.patient_roll_deg = round(place.uniform("patient_roll_deg", (0.0, 0.0)), 1)
+        window = place.perturbations.get("aim_window_deg") if place.has("aim_window_deg") else None
+        if window and isinstance(window[0], (list, tuple)):
+            window = self._balanced_in(task_id, subject.id, seed, "aim_window_deg", window)
+        self.window_deg = 0.0 if window is None else round(float(place.rng.uniform(*window)), 1)
+        self.tgc_offset_db = round(place.uniform("tgc_offset_db", (0.0, 0.0)))
         # the kidney the exam is about (named by the goal, or drawn balanced over seeds)
         self.kidney: str | None = st.get("kidney")
         if draws.has("kidney"):
@@ -208,7 +226,7 @@ class USModel(ConsoleModelBase):
         if aim_view is not None:
             self._require(aim_view in AIM_VIEWS, f"unknown aim {aim_view!r}; expected one of {tuple(AIM_VIEWS)}")
             self._require(self.kidney is not None, "aim at a kidney: say which (kidney: left or right)")
-            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view]).to_dict()
+            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view], self.window_deg).to_dict()
         pose.update(st.get("pose") or {})
         self.coupling = Coupling()
         pose["z_mm"] += draws.offset_mm("probe_z")
@@ -224,6 +242,8 @@ class USModel(ConsoleModelBase):
             v = self._draw_range(name)
             if v is not None:
                 self._apply(name, v)
+        if self.tgc_offset_db:  # every pot moved by the same amount (clamped to the pots' range)
+            self.controls["tgc_db"] = [PARAM["tgc_1"].clamp(v + self.tgc_offset_db) for v in self.controls["tgc_db"]]
         for name in ("frequency_mhz", "grey_map"):  # options, balanced over seeds
             if draws.has(name):
                 self._apply(name, self._balanced(name, draws.perturbations[name]))
@@ -243,6 +263,7 @@ class USModel(ConsoleModelBase):
                 self.coupling = Coupling(self.contact_fault, fraction)
         elif self.dark_cause == "gain":
             self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
+        self.draws.used |= place.used
         self._place(U.ProbePose(**pose))
         self.frozen = False
         self.frozen_t: float | None = None
@@ -268,10 +289,15 @@ class USModel(ConsoleModelBase):
     def _balanced(self, key: str, options: Sequence[Any]) -> Any:
         """One option per seed, balanced over the seeds of a subject (every block of len(options) consecutive
         seeds takes each option once, in a seeded order), as the MR console draws its judgement tasks."""
+        return self._balanced_in(self.task_id, self.subject.id, self.seed, key, options)
+
+    @staticmethod
+    def _balanced_in(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
         options = list(options)
-        self._require(len(options) > 0, f"{key}: no options to draw from")
-        block, pos = divmod(int(self.seed), len(options))
-        perm = seeded_rng(self.task_id, self.subject.id, "balanced", key, block).permutation(len(options))
+        if not options:
+            raise ConsoleActionError(f"{key}: no options to draw from")
+        block, pos = divmod(int(seed), len(options))
+        perm = seeded_rng(task_id, subject_id, "balanced", key, block).permutation(len(options))
         return options[int(perm[pos])]
 
     def _draw_range(self, key: str) -> float | None:
@@ -306,7 +332,7 @@ class USModel(ConsoleModelBase):
         """The shown value of a declared parameter."""
         c = self.controls
         if name in _POSE_FIELD:
-            return float(getattr(self.pose, _POSE_FIELD[name]))
+            return float(getattr(self.pose, _POSE_FIELD[name])) + self._bed_offset(name)
         if name == "pressure_pct":
             return float(self.pose.pressure * 100.0)
         if name == "depth_cm":
@@ -317,10 +343,35 @@ class USModel(ConsoleModelBase):
             return float(c["tgc_db"][int(name[4:]) - 1])
         return float(c[name])
 
+    # ---- the bed frame ------------------------------------------------------------------------------------
+    # The probe's height and its position around the body are shown (and typed) as the bed's tracker reads
+    # them: height along the bed, angle about the body's long axis from the bed's vertical. The patient lies
+    # `patient_z_mm` along the bed and rolled `patient_roll_deg` about the long axis (+: the left side up,
+    # so the left flank turns towards the ceiling, bed angle = body angle - roll), so the same anatomy sits
+    # at other field values in another episode; rotation, tilt and rock are about the probe itself.
+    def _bed_offset(self, name: str) -> float:
+        return {"probe_z_mm": self.patient_z_mm, "probe_azimuth_deg": -self.patient_roll_deg}.get(name, 0.0)
+
+    def bed_z_limits(self) -> tuple[float, float]:
+        """The heights along the bed the body spans (the probe map's range)."""
+        return (self.z_limits[0] + self.patient_z_mm, self.z_limits[1] + self.patient_z_mm)
+
+    def move_on_bed(self, z_mm: float, azimuth_deg: float) -> U.ProbePose:
+        """Drag the footprint to a bed-frame height and angle (the probe map's coordinates)."""
+        return self.set_pose(z_mm=float(z_mm) - self.patient_z_mm, azimuth_deg=float(azimuth_deg) + self.patient_roll_deg)
+
+    def bed_pose(self, pose: U.ProbePose | None = None) -> dict[str, float]:
+        """A pose as the fields show it (bed frame)."""
+        d = self._pose_dict(pose or self.pose)
+        d["z_mm"] = round(d["z_mm"] + self.patient_z_mm, 3) + 0.0
+        d["azimuth_deg"] = round(d["azimuth_deg"] - self.patient_roll_deg, 3) + 0.0
+        return d
+
     def _bounded_pose(self, pose: U.ProbePose) -> U.ProbePose:
         lo, hi = self.z_limits
-        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm))), 1),
-                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg),
+        dz, dr = self.patient_z_mm, -self.patient_roll_deg
+        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1),
+                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr,
                            rotation_deg=PARAM["probe_rotation_deg"].clamp(float(pose.rotation_deg) % 360.0) % 360.0,
                            tilt_deg=PARAM["probe_tilt_deg"].clamp(pose.tilt_deg),
                            rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
@@ -352,8 +403,8 @@ class USModel(ConsoleModelBase):
         if name == "probe_rotation_deg":
             x = x % 360.0  # the dial turns round
         v = PARAM[name].clamp(x)
-        if name in _POSE_FIELD or name == "pressure_pct":
-            kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v}
+        if name in _POSE_FIELD or name == "pressure_pct":  # typed in the bed frame
+            kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v - self._bed_offset(name)}
             self._place(replace(self.pose, **kw))
             return self.value(name)
         c = self.controls
@@ -634,7 +685,10 @@ class USModel(ConsoleModelBase):
             "t": round(float(self.t), 3), "exam": {"kidney": self.kidney}, "start": self.start,
             "probe": {"name": U.CURVILINEAR.name, "radius_mm": U.CURVILINEAR.radius_mm,
                       "fov_deg": U.CURVILINEAR.fov_deg, "n_lines": U.CURVILINEAR.n_lines},
-            "pose": self._pose_dict(self.pose),
+            "pose": self._pose_dict(self.pose),  # the subject frame (what the image is formed from)
+            "patient": {"z_offset_mm": self.patient_z_mm, "roll_deg": self.patient_roll_deg,
+                        "window_deg": self.window_deg, "tgc_offset_db": self.tgc_offset_db},
+            "probe_display": self.bed_pose(),  # the probe fields as shown (bed frame)
             "plane": self.geometry().to_dict(),  # the image plane in the subject frame (frozen: unchanged)
             "controls": {"preset": self.preset, "frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],
                          "focus_mm": c["focus_mm"], "gain": c["gain"], "tgc_db": list(c["tgc_db"]),
