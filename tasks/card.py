@@ -505,16 +505,17 @@ class USPerturbations(ConsoleInputs):
         "muscles). Sonographers use posterolateral to anterolateral flank windows (about -30..+45 deg "
         "around the coronal plane); the kidney then lies at depths from about 4 to 15 cm. A list of ranges: "
         "one per seed, balanced."))
-    tgc_offset_db: Range | None = Field(None, description=(
+    tgc_offset_db: RangeOrRanges | None = Field(None, description=(
         "dB added to every TGC pot at the start (the pots as the previous exam left them, within the pots' "
-        "+-20 dB), so the gain that shows the kidney at mid grey differs between episodes."))
+        "+-20 dB), so the gain that shows the kidney at mid grey differs between episodes. A list of "
+        "ranges: one per seed, balanced (e.g. pots left pulled down or pushed up)."))
 
-    @field_validator("patient_z_mm", "patient_roll_deg", "tgc_offset_db")
+    @field_validator("patient_z_mm", "patient_roll_deg")
     @classmethod
     def _placement(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
 
-    @field_validator("aim_window_deg")
+    @field_validator("aim_window_deg", "tgc_offset_db")
     @classmethod
     def _windows(cls, v: RangeOrRanges | None) -> RangeOrRanges | None:
         return _ranges(v)

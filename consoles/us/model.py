@@ -204,11 +204,8 @@ class USModel(ConsoleModelBase):
         place = PerturbationDraws(seeded_rng(task_id, subject.id, seed, "placement"), perturbations)
         self.patient_z_mm = round(place.uniform("patient_z_mm", (0.0, 0.0)), 1)
         self.patient_roll_deg = round(place.uniform("patient_roll_deg", (0.0, 0.0)), 1)
-        window = place.perturbations.get("aim_window_deg") if place.has("aim_window_deg") else None
-        if window and isinstance(window[0], (list, tuple)):
-            window = self._balanced_in(task_id, subject.id, seed, "aim_window_deg", window)
-        self.window_deg = 0.0 if window is None else round(float(place.rng.uniform(*window)), 1)
-        self.tgc_offset_db = round(place.uniform("tgc_offset_db", (0.0, 0.0)))
+        self.window_deg = round(self._placement_draw(place, "aim_window_deg"), 1)
+        self.tgc_offset_db = round(self._placement_draw(place, "tgc_offset_db"))
         # the kidney the exam is about (named by the goal, or drawn balanced over seeds)
         self.kidney: str | None = st.get("kidney")
         if draws.has("kidney"):
@@ -299,6 +296,14 @@ class USModel(ConsoleModelBase):
         block, pos = divmod(int(seed), len(options))
         perm = seeded_rng(task_id, subject_id, "balanced", key, block).permutation(len(options))
         return options[int(perm[pos])]
+
+    def _placement_draw(self, place: PerturbationDraws, key: str) -> float:
+        """A [lo, hi] range or a list of ranges (one per seed, balanced) of the placement stream; 0 without
+        the key (always one draw, so keys added later shift nothing)."""
+        spec = place.perturbations.get(key) if place.has(key) else None
+        if spec and isinstance(spec[0], (list, tuple)):
+            spec = self._balanced_in(self.task_id, self.subject.id, self.seed, key, spec)
+        return float(place.rng.uniform(*(spec or (0.0, 0.0))))
 
     def _draw_range(self, key: str) -> float | None:
         """A control drawn from the card: [lo, hi] uniformly, or a list of ranges, one picked balanced over
