@@ -492,7 +492,7 @@ class USPerturbations(ConsoleInputs):
     patient_z_mm: Range | None = Field(None, description=(
         "Craniocaudal offset of the patient along the bed, mm, added to the probe height the console shows "
         "(the bed tracker's frame). Where an adult lies on a couch varies by several cm between exams; "
-        "+-60 mm covers a patient shifted by a hand's breadth either way."))
+        "the tracker's origin is fixed to the couch and a patient may lie anywhere along it: +-150 mm."))
     patient_roll_deg: Range | None = Field(None, description=(
         "Roll of the patient about the body's long axis, deg (+: the left side up, so the left flank turns "
         "towards the ceiling; the probe's position around the body is shown as body angle - roll): renal "

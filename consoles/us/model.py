@@ -53,6 +53,7 @@ DEFAULT_POSE = U.ProbePose(z_mm=-280.0, azimuth_deg=0.0, rotation_deg=0.0, tilt_
 DEFAULT_PRESET = "Abdomen"
 DARK_CAUSES = ("none", "contact", "gain")
 KIDNEY_SIDES = ("left", "right")
+COHORT_SIZE = 30  # the public cohort s01..s30 (rendering.subjects): judgement draws balance over it
 # Views a task may start on (initial state "aim"): the probe turned this much about its beam from the
 # kidney's long-axis view through the hilum (consoles/us/aim.py).
 AIM_VIEWS: dict[str, float] = {"long_axis": 0.0, "transverse": 90.0}
@@ -245,7 +246,7 @@ class USModel(ConsoleModelBase):
             if draws.has(name):
                 self._apply(name, self._balanced(name, draws.perturbations[name]))
         if draws.has("dark_cause"):  # balanced: neither "raise the gain" nor "fix the contact" always works
-            self.dark_cause = str(self._balanced("dark_cause", draws.perturbations["dark_cause"]))
+            self.dark_cause = str(self._cohort_balanced("dark_cause", draws.perturbations["dark_cause"]))
         else:
             self.dark_cause = "none"
         self._require(self.dark_cause in DARK_CAUSES, f"unknown dark cause {self.dark_cause!r}")
@@ -259,7 +260,9 @@ class USModel(ConsoleModelBase):
                 fraction = round(draws.uniform("dry_fraction", (0.3, 0.5)), 3)  # as dumped: re-formable
                 self.coupling = Coupling(self.contact_fault, fraction)
         elif self.dark_cause == "gain":
-            self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
+            low = draws.uniform("low_gain", (5.0, 20.0))
+            # pots left pushed up would make up for a low gain: the gain is that much lower still (a dark start)
+            self._apply("gain", max(0.0, low - max(0.0, self.tgc_offset_db) / P.GAIN_DB_PER_UNIT))
         self.draws.used |= place.used
         self._place(U.ProbePose(**pose))
         self.frozen = False
@@ -287,6 +290,23 @@ class USModel(ConsoleModelBase):
         """One option per seed, balanced over the seeds of a subject (every block of len(options) consecutive
         seeds takes each option once, in a seeded order), as the MR console draws its judgement tasks."""
         return self._balanced_in(self.task_id, self.subject.id, self.seed, key, options)
+
+    def _cohort_balanced(self, key: str, options: Sequence[Any]) -> Any:
+        """One option per seed, balanced over the seeds of a subject AND over the cohort (issue 21): consecutive
+        seeds cycle through the options from a per-subject start, and the starts of the cohort subjects
+        s01..s30 are a seeded permutation dealt evenly over the options, so every seed of the cohort (and
+        so seeds 0-2 together) takes each option equally often. Other ids (dev, new subjects) draw their
+        start from a seeded coin."""
+        options = list(options)
+        self._require(len(options) > 0, f"{key}: no options to draw from")
+        n = len(options)
+        sid = str(self.subject.id)
+        if len(sid) == 3 and sid[0] == "s" and sid[1:].isdigit() and 1 <= int(sid[1:]) <= COHORT_SIZE:
+            perm = seeded_rng(self.task_id, "cohort", "balanced", key).permutation(COHORT_SIZE)
+            start = int(perm[int(sid[1:]) - 1]) % n
+        else:
+            start = int(seeded_rng(self.task_id, sid, "balanced", key).integers(n))
+        return options[(int(self.seed) + start) % n]
 
     @staticmethod
     def _balanced_in(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
