@@ -497,7 +497,7 @@ class USPerturbations(ConsoleInputs):
         "Roll of the patient about the body's long axis, deg (+: the left side up, so the left flank turns "
         "towards the ceiling; the probe's position around the body is shown as body angle - roll): renal "
         "scans are done supine and in posterior-oblique positions (a wedge under one side rolls the "
-        "patient 15-30 deg; the left kidney from a right posterior oblique), so the flank window lies at "
+        "patient 15-45 deg; the left kidney from a right posterior oblique), so the flank window lies at "
         "another bed angle."))
     aim_window_deg: RangeOrRanges | None = Field(None, description=(
         "The acoustic window of a task that starts on a kidney: its long-axis plane turned this much about "

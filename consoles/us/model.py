@@ -15,11 +15,16 @@
   (`aim`: its long-axis view through the hilum, or turned 90 deg to a transverse one), a pose found from the
   subject's labels alone (consoles/us/aim.py; cached per subject); the dump's "exam" names the kidney and its
   "start" records the pose, controls and coupling the session began with, so oracles see what changed.
+- Bed frame (issue 21): the probe's height and position around the body are shown and typed as a bed
+  tracker reads them, with the patient lying a seeded `patient_z_mm` along the bed and rolled
+  `patient_roll_deg`; the dump's "pose" stays in the subject frame, "probe_display" is what the fields show
+  and "patient" records the placement, the acoustic window the task starts in and the TGC offset (drawn
+  from their own "placement" stream, so the older draws below are unchanged).
 - Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
   values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced), options
   drawn balanced over the seeds of a subject (kidney, preset, frequency, grey map), and the L6 dark-image
-  cause, balanced ("contact": a lifted probe or missing gel, "gain": a low gain), so that neither "raise the
-  gain" nor "fix the contact" passes more than half the seeds.
+  cause, balanced over each subject's seeds and over the cohort ("contact": a lifted probe or missing gel,
+  "gain": a low gain), so that neither "raise the gain" nor "fix the contact" passes more than half.
 """
 from __future__ import annotations
 

@@ -129,16 +129,41 @@ def _gain_window(state: dict, side: str) -> tuple[float, float] | None:
     return crossing(KIDNEY_GREY_RANGE[0]), crossing(KIDNEY_GREY_RANGE[1])
 
 
+def _view_holds(oracle, side: str, pose: dict, depth_mm: float) -> bool:
+    """The long-axis oracle's three checks (scoring.oracles.us.view) for a probe pose (subject frame)."""
+    from rendering import us_image as U
+    from scoring.oracles.us import view_measures
+
+    try:
+        plane = U.ProbeGeometry.from_pose(oracle.runtime, U.ProbePose.from_dict(pose)).to_dict()
+    except ValueError:  # off the body
+        return False
+    vm = view_measures(oracle, side, plane, depth_mm)
+    return (vm["angle_to_long_axis_deg"] <= LONG_AXIS_MAX_DEG and vm["length_fraction"] >= LONG_AXIS_MIN_LENGTH_FRACTION
+            and vm["hilum_off_plane_mm"] <= HILUM_MAX_MM and vm["hilum_in_sector"])
+
+
+def _field_tolerance(oracle, side: str, pose: dict, depth_mm: float, field: str, step: float, limit: float) -> float:
+    """How far one pose field can move from the reference's pose, each way, with the view still passing the
+    oracle (searched in `step`s up to `limit`): the mean of the two one-sided ranges."""
+    ranges = []
+    for sgn in (1.0, -1.0):
+        d = 0.0
+        while d < limit and _view_holds(oracle, side, {**pose, field: float(pose[field]) + sgn * (d + step)}, depth_mm):
+            d += step
+        ranges.append(d)
+    return max(step, 0.5 * (ranges[0] + ranges[1]))
+
+
 def answers(task: USTask, state: dict, ops: list) -> dict:
     """The correct answer of one reference episode as named parts (runner.headless.shortcut.Answer), each
     numeric part with the oracle's tolerance for it in the same unit (from this module's thresholds and
     the episode's geometry, never from the solver's results):
 
     - long_axis: the probe pose of the long-axis view as the console's fields show it (probe_display:
-      height along the bed, position around the body in the bed frame, rotation); height: the slide
-      along the kidney that still shows LONG_AXIS_MIN_LENGTH_FRACTION of it in the sector; position around
-      the body: HILUM_MAX_MM of hilum off the plane at the hilum's distance from the body axis; rotation:
-      LONG_AXIS_MAX_DEG.
+      height along the bed, position around the body in the bed frame, rotation), each with the range
+      over which that field alone can move from the reference's pose and the view still pass the oracle's
+      three checks (the mean of the two one-sided ranges, searched on the subject's geometry).
     - optimize: depth (mm): the centre and half-width of the depths the oracle accepts for the kidney's
       bottom (DEPTH_MARGIN_MIN_MM below it .. bottom / KIDNEY_BOTTOM_MIN_FRACTION); focus (mm): the
       kidney's centre depth, FOCUS_MAX_OFF_MM; gain: the centre and half-width of the gain window that
@@ -150,29 +175,18 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
     out: dict = {}
     side = (state.get("exam") or {}).get("kidney")
     if task.kind == "long_axis":
-        import math
-
-        import numpy as np
-
-        from scoring.oracles.us import kidney_anatomy, kidney_section
         from scoring.subject_oracle import load_oracle
 
         oracle = load_oracle(state["subject"])
-        an = kidney_anatomy(oracle, side)
         shown_pose = state.get("probe_display") or state["pose"]
-        plane = state["plane"]
-        sec = kidney_section(oracle, side, plane, float(state["controls"]["depth_mm"]))
-        r0, h = float(plane["radius_mm"]), math.radians(float(plane["fov_deg"])) / 2.0
-        width = 2.0 * (r0 + float(sec["centre_mm"] or 0.0)) * math.sin(h)
-        slide = max(1.0, 0.5 * width - 0.5 * LONG_AXIS_MIN_LENGTH_FRACTION * an["length_mm"])
-        from rendering.us_image import body_centre
-
-        hil = np.asarray(an["hilum"], float)
-        bc = body_centre(oracle.runtime, float(state["pose"]["z_mm"]))  # the axis azimuths turn about
-        r_hil = max(20.0, float(math.hypot(hil[0] - bc[0], hil[1] - bc[1])))
-        out["probe_z_mm"] = Answer(float(shown_pose["z_mm"]), round(slide, 2))
-        out["probe_azimuth_deg"] = Answer(float(shown_pose["azimuth_deg"]), round(math.degrees(HILUM_MAX_MM / r_hil), 2))
-        out["probe_rotation_deg"] = Answer(float(shown_pose["rotation_deg"]), LONG_AXIS_MAX_DEG)
+        depth = float(state["controls"]["depth_mm"])
+        pose = state["pose"]  # the subject frame: a bed-frame field moves it by the same amount
+        out["probe_z_mm"] = Answer(float(shown_pose["z_mm"]),
+                                   _field_tolerance(oracle, side, pose, depth, "z_mm", 2.5, 80.0))
+        out["probe_azimuth_deg"] = Answer(float(shown_pose["azimuth_deg"]),
+                                          _field_tolerance(oracle, side, pose, depth, "azimuth_deg", 1.0, 40.0))
+        out["probe_rotation_deg"] = Answer(float(shown_pose["rotation_deg"]),
+                                           _field_tolerance(oracle, side, pose, depth, "rotation_deg", 1.0, 40.0))
     elif task.kind == "optimize":
         from scoring.subject_oracle import load_oracle
         from scoring.oracles.us import image_quality
