@@ -536,6 +536,38 @@ class USPerturbations(ConsoleInputs):
     lifted_pressure: Range | None = None
     dry_fraction: Range | None = None
     low_gain: Range | None = None
+    # ---- issue 21: where the patient lies and how the last exam left the console (drawn from their own
+    # seeded stream, "placement", so the draws above are unchanged)
+    patient_z_mm: Range | None = Field(None, description=(
+        "Craniocaudal offset of the patient along the bed, mm, added to the probe height the console shows "
+        "(the bed tracker's frame). Where an adult lies on a couch varies by several cm between exams; "
+        "the tracker's origin is fixed to the couch and a patient may lie anywhere along it: +-150 mm."))
+    patient_roll_deg: Range | None = Field(None, description=(
+        "Roll of the patient about the body's long axis, deg (+: the left side up, so the left flank turns "
+        "towards the ceiling; the probe's position around the body is shown as body angle - roll): renal "
+        "scans are done supine and in posterior-oblique positions (a wedge under one side rolls the "
+        "patient 15-45 deg; the left kidney from a right posterior oblique), so the flank window lies at "
+        "another bed angle."))
+    aim_window_deg: RangeOrRanges | None = Field(None, description=(
+        "The acoustic window of a task that starts on a kidney: its long-axis plane turned this much about "
+        "the kidney's axis (+ anterior, through the liver or spleen; - posterior, through the back "
+        "muscles). Sonographers use posterolateral to anterolateral flank windows (about -30..+45 deg "
+        "around the coronal plane); the kidney then lies at depths from about 4 to 15 cm. A list of ranges: "
+        "one per seed, balanced."))
+    tgc_offset_db: RangeOrRanges | None = Field(None, description=(
+        "dB added to every TGC pot at the start (the pots as the previous exam left them, within the pots' "
+        "+-20 dB), so the gain that shows the kidney at mid grey differs between episodes. A list of "
+        "ranges: one per seed, balanced (e.g. pots left pulled down or pushed up)."))
+
+    @field_validator("patient_z_mm", "patient_roll_deg")
+    @classmethod
+    def _placement(cls, v: Range | None) -> Range | None:
+        return None if v is None else _range()(v)
+
+    @field_validator("aim_window_deg", "tgc_offset_db")
+    @classmethod
+    def _windows(cls, v: RangeOrRanges | None) -> RangeOrRanges | None:
+        return _ranges(v)
 
     @field_validator("probe_z_mm", "probe_azimuth_deg", "probe_rotation_deg", "probe_tilt_deg", "probe_rock_deg")
     @classmethod

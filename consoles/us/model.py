@@ -15,11 +15,16 @@
   (`aim`: its long-axis view through the hilum, or turned 90 deg to a transverse one), a pose found from the
   subject's labels alone (consoles/us/aim.py; cached per subject); the dump's "exam" names the kidney and its
   "start" records the pose, controls and coupling the session began with, so oracles see what changed.
+- Bed frame (issue 21): the probe's height and position around the body are shown and typed as a bed
+  tracker reads them, with the patient lying a seeded `patient_z_mm` along the bed and rolled
+  `patient_roll_deg`; the dump's "pose" stays in the subject frame, "probe_display" is what the fields show
+  and "patient" records the placement, the acoustic window the task starts in and the TGC offset (drawn
+  from their own "placement" stream, so the older draws below are unchanged).
 - Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
   values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced), options
   drawn balanced over the seeds of a subject (kidney, preset, frequency, grey map), and the L6 dark-image
-  cause, balanced ("contact": a lifted probe or missing gel, "gain": a low gain), so that neither "raise the
-  gain" nor "fix the contact" passes more than half the seeds.
+  cause, balanced over each subject's seeds and over the cohort ("contact": a lifted probe or missing gel,
+  "gain": a low gain), so that neither "raise the gain" nor "fix the contact" passes more than half.
 """
 from __future__ import annotations
 
@@ -53,28 +58,36 @@ DEFAULT_POSE = U.ProbePose(z_mm=-280.0, azimuth_deg=0.0, rotation_deg=0.0, tilt_
 DEFAULT_PRESET = "Abdomen"
 DARK_CAUSES = ("none", "contact", "gain")
 KIDNEY_SIDES = ("left", "right")
+COHORT_SIZE = 30  # the public cohort s01..s30 (rendering.subjects): judgement draws balance over it
 # Views a task may start on (initial state "aim"): the probe turned this much about its beam from the
 # kidney's long-axis view through the hilum (consoles/us/aim.py).
 AIM_VIEWS: dict[str, float] = {"long_axis": 0.0, "transverse": 90.0}
 AIM_PRESSURE = 0.85  # a firm hold: on the convex flank the array's edges lift below about 0.8
 
 
-_AIMED: dict[tuple, tuple[Any, U.ProbePose]] = {}
+_KIDNEYS: dict[tuple, tuple[Any, tuple]] = {}
 
 
-def aimed_pose(subject: Any, side: str, rotation_offset_deg: float = 0.0) -> U.ProbePose:
-    """The pose of a task that starts on a kidney (from the subject's labels only, as the console knows it);
-    cached per label volume, since every episode on a subject starts from it."""
-    key = (id(subject.labels), subject.id, side, float(rotation_offset_deg))
-    hit = _AIMED.get(key)
+def _kidney(subject: Any, side: str) -> tuple:
+    """(centre, long axis, hilum) of a kidney from the subject's labels (cached per label volume: every
+    episode on a subject starts from it)."""
+    key = (id(subject.labels), subject.id, side)
+    hit = _KIDNEYS.get(key)
     if hit is None or hit[0] is not subject.labels:  # an id reused by another volume
-        c, a, h = aim.kidney_from_labels(subject, side)
-        pose = aim.long_axis_pose(subject, c, a, h, side, pressure=AIM_PRESSURE,
-                                  rotation_offset_deg=rotation_offset_deg)
-        if len(_AIMED) > 64:
-            _AIMED.clear()
-        hit = _AIMED[key] = (subject.labels, pose)
+        if len(_KIDNEYS) > 64:
+            _KIDNEYS.clear()
+        hit = _KIDNEYS[key] = (subject.labels, aim.kidney_from_labels(subject, side))
     return hit[1]
+
+
+def aimed_pose(subject: Any, side: str, rotation_offset_deg: float = 0.0, window_deg: float = 0.0) -> U.ProbePose:
+    """The pose of a task that starts on a kidney (from the subject's labels only, as the console knows it):
+    its long-axis view through the hilum, the image plane first turned `window_deg` about the long axis
+    (aim.long_axis_pose's about_axis_deg: + a more anterior window through the liver or spleen, - a more
+    posterior one through the back muscles), then the probe turned `rotation_offset_deg` about its beam."""
+    c, a, h = _kidney(subject, side)
+    return aim.long_axis_pose(subject, c, a, h, side, pressure=AIM_PRESSURE, rotation_offset_deg=rotation_offset_deg,
+                              about_axis_deg=window_deg)
 
 
 # ---- rules ---------------------------------------------------------------------------------------------
@@ -191,6 +204,14 @@ class USModel(ConsoleModelBase):
         # the order of these draws is part of every episode's identity: append, never reorder
         draws = PerturbationDraws.for_episode(task_id, subject.id, seed, perturbations)
         self.draws = draws
+        # Where the patient lies and how the session was left, from their own stream (issue 21: added after
+        # the draws above existed, so it shifts none of them): the bed frame the probe fields show, the
+        # acoustic window the task starts in, the TGC pots left by the previous exam.
+        place = PerturbationDraws(seeded_rng(task_id, subject.id, seed, "placement"), perturbations)
+        self.patient_z_mm = round(place.uniform("patient_z_mm", (0.0, 0.0)), 1)
+        self.patient_roll_deg = round(place.uniform("patient_roll_deg", (0.0, 0.0)), 1)
+        self.window_deg = round(self._placement_draw(place, "aim_window_deg"), 1)
+        self.tgc_offset_db = round(self._placement_draw(place, "tgc_offset_db"))
         # the kidney the exam is about (named by the goal, or drawn balanced over seeds)
         self.kidney: str | None = st.get("kidney")
         if draws.has("kidney"):
@@ -208,7 +229,7 @@ class USModel(ConsoleModelBase):
         if aim_view is not None:
             self._require(aim_view in AIM_VIEWS, f"unknown aim {aim_view!r}; expected one of {tuple(AIM_VIEWS)}")
             self._require(self.kidney is not None, "aim at a kidney: say which (kidney: left or right)")
-            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view]).to_dict()
+            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view], self.window_deg).to_dict()
         pose.update(st.get("pose") or {})
         self.coupling = Coupling()
         pose["z_mm"] += draws.offset_mm("probe_z")
@@ -224,11 +245,13 @@ class USModel(ConsoleModelBase):
             v = self._draw_range(name)
             if v is not None:
                 self._apply(name, v)
+        if self.tgc_offset_db:  # every pot moved by the same amount (clamped to the pots' range)
+            self.controls["tgc_db"] = [PARAM["tgc_1"].clamp(v + self.tgc_offset_db) for v in self.controls["tgc_db"]]
         for name in ("frequency_mhz", "grey_map"):  # options, balanced over seeds
             if draws.has(name):
                 self._apply(name, self._balanced(name, draws.perturbations[name]))
         if draws.has("dark_cause"):  # balanced: neither "raise the gain" nor "fix the contact" always works
-            self.dark_cause = str(self._balanced("dark_cause", draws.perturbations["dark_cause"]))
+            self.dark_cause = str(self._cohort_balanced("dark_cause", draws.perturbations["dark_cause"]))
         else:
             self.dark_cause = "none"
         self._require(self.dark_cause in DARK_CAUSES, f"unknown dark cause {self.dark_cause!r}")
@@ -242,7 +265,10 @@ class USModel(ConsoleModelBase):
                 fraction = round(draws.uniform("dry_fraction", (0.3, 0.5)), 3)  # as dumped: re-formable
                 self.coupling = Coupling(self.contact_fault, fraction)
         elif self.dark_cause == "gain":
-            self._apply("gain", draws.uniform("low_gain", (5.0, 20.0)))
+            low = draws.uniform("low_gain", (5.0, 20.0))
+            # pots left pushed up would make up for a low gain: the gain is that much lower still (a dark start)
+            self._apply("gain", max(0.0, low - max(0.0, self.tgc_offset_db) / P.GAIN_DB_PER_UNIT))
+        self.draws.used |= place.used
         self._place(U.ProbePose(**pose))
         self.frozen = False
         self.frozen_t: float | None = None
@@ -268,11 +294,41 @@ class USModel(ConsoleModelBase):
     def _balanced(self, key: str, options: Sequence[Any]) -> Any:
         """One option per seed, balanced over the seeds of a subject (every block of len(options) consecutive
         seeds takes each option once, in a seeded order), as the MR console draws its judgement tasks."""
+        return self._balanced_in(self.task_id, self.subject.id, self.seed, key, options)
+
+    def _cohort_balanced(self, key: str, options: Sequence[Any]) -> Any:
+        """One option per seed, balanced over the seeds of a subject AND over the cohort (issue 21): consecutive
+        seeds cycle through the options from a per-subject start, and the starts of the cohort subjects
+        s01..s30 are a seeded permutation dealt evenly over the options, so every seed of the cohort (and
+        so seeds 0-2 together) takes each option equally often. Other ids (dev, new subjects) draw their
+        start from a seeded coin."""
         options = list(options)
         self._require(len(options) > 0, f"{key}: no options to draw from")
-        block, pos = divmod(int(self.seed), len(options))
-        perm = seeded_rng(self.task_id, self.subject.id, "balanced", key, block).permutation(len(options))
+        n = len(options)
+        sid = str(self.subject.id)
+        if len(sid) == 3 and sid[0] == "s" and sid[1:].isdigit() and 1 <= int(sid[1:]) <= COHORT_SIZE:
+            perm = seeded_rng(self.task_id, "cohort", "balanced", key).permutation(COHORT_SIZE)
+            start = int(perm[int(sid[1:]) - 1]) % n
+        else:
+            start = int(seeded_rng(self.task_id, sid, "balanced", key).integers(n))
+        return options[(int(self.seed) + start) % n]
+
+    @staticmethod
+    def _balanced_in(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
+        options = list(options)
+        if not options:
+            raise ConsoleActionError(f"{key}: no options to draw from")
+        block, pos = divmod(int(seed), len(options))
+        perm = seeded_rng(task_id, subject_id, "balanced", key, block).permutation(len(options))
         return options[int(perm[pos])]
+
+    def _placement_draw(self, place: PerturbationDraws, key: str) -> float:
+        """A [lo, hi] range or a list of ranges (one per seed, balanced) of the placement stream; 0 without
+        the key (always one draw, so keys added later shift nothing)."""
+        spec = place.perturbations.get(key) if place.has(key) else None
+        if spec and isinstance(spec[0], (list, tuple)):
+            spec = self._balanced_in(self.task_id, self.subject.id, self.seed, key, spec)
+        return float(place.rng.uniform(*(spec or (0.0, 0.0))))
 
     def _draw_range(self, key: str) -> float | None:
         """A control drawn from the card: [lo, hi] uniformly, or a list of ranges, one picked balanced over
@@ -306,7 +362,7 @@ class USModel(ConsoleModelBase):
         """The shown value of a declared parameter."""
         c = self.controls
         if name in _POSE_FIELD:
-            return float(getattr(self.pose, _POSE_FIELD[name]))
+            return float(getattr(self.pose, _POSE_FIELD[name])) + self._bed_offset(name)
         if name == "pressure_pct":
             return float(self.pose.pressure * 100.0)
         if name == "depth_cm":
@@ -317,10 +373,35 @@ class USModel(ConsoleModelBase):
             return float(c["tgc_db"][int(name[4:]) - 1])
         return float(c[name])
 
+    # ---- the bed frame ------------------------------------------------------------------------------------
+    # The probe's height and its position around the body are shown (and typed) as the bed's tracker reads
+    # them: height along the bed, angle about the body's long axis from the bed's vertical. The patient lies
+    # `patient_z_mm` along the bed and rolled `patient_roll_deg` about the long axis (+: the left side up,
+    # so the left flank turns towards the ceiling, bed angle = body angle - roll), so the same anatomy sits
+    # at other field values in another episode; rotation, tilt and rock are about the probe itself.
+    def _bed_offset(self, name: str) -> float:
+        return {"probe_z_mm": self.patient_z_mm, "probe_azimuth_deg": -self.patient_roll_deg}.get(name, 0.0)
+
+    def bed_z_limits(self) -> tuple[float, float]:
+        """The heights along the bed the body spans (the probe map's range)."""
+        return (self.z_limits[0] + self.patient_z_mm, self.z_limits[1] + self.patient_z_mm)
+
+    def move_on_bed(self, z_mm: float, azimuth_deg: float) -> U.ProbePose:
+        """Drag the footprint to a bed-frame height and angle (the probe map's coordinates)."""
+        return self.set_pose(z_mm=float(z_mm) - self.patient_z_mm, azimuth_deg=float(azimuth_deg) + self.patient_roll_deg)
+
+    def bed_pose(self, pose: U.ProbePose | None = None) -> dict[str, float]:
+        """A pose as the fields show it (bed frame)."""
+        d = self._pose_dict(pose or self.pose)
+        d["z_mm"] = round(d["z_mm"] + self.patient_z_mm, 3) + 0.0
+        d["azimuth_deg"] = round(d["azimuth_deg"] - self.patient_roll_deg, 3) + 0.0
+        return d
+
     def _bounded_pose(self, pose: U.ProbePose) -> U.ProbePose:
         lo, hi = self.z_limits
-        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm))), 1),
-                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg),
+        dz, dr = self.patient_z_mm, -self.patient_roll_deg
+        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1),
+                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr,
                            rotation_deg=PARAM["probe_rotation_deg"].clamp(float(pose.rotation_deg) % 360.0) % 360.0,
                            tilt_deg=PARAM["probe_tilt_deg"].clamp(pose.tilt_deg),
                            rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
@@ -352,8 +433,8 @@ class USModel(ConsoleModelBase):
         if name == "probe_rotation_deg":
             x = x % 360.0  # the dial turns round
         v = PARAM[name].clamp(x)
-        if name in _POSE_FIELD or name == "pressure_pct":
-            kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v}
+        if name in _POSE_FIELD or name == "pressure_pct":  # typed in the bed frame
+            kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v - self._bed_offset(name)}
             self._place(replace(self.pose, **kw))
             return self.value(name)
         c = self.controls
@@ -634,7 +715,10 @@ class USModel(ConsoleModelBase):
             "t": round(float(self.t), 3), "exam": {"kidney": self.kidney}, "start": self.start,
             "probe": {"name": U.CURVILINEAR.name, "radius_mm": U.CURVILINEAR.radius_mm,
                       "fov_deg": U.CURVILINEAR.fov_deg, "n_lines": U.CURVILINEAR.n_lines},
-            "pose": self._pose_dict(self.pose),
+            "pose": self._pose_dict(self.pose),  # the subject frame (what the image is formed from)
+            "patient": {"z_offset_mm": self.patient_z_mm, "roll_deg": self.patient_roll_deg,
+                        "window_deg": self.window_deg, "tgc_offset_db": self.tgc_offset_db},
+            "probe_display": self.bed_pose(),  # the probe fields as shown (bed frame)
             "plane": self.geometry().to_dict(),  # the image plane in the subject frame (frozen: unchanged)
             "controls": {"preset": self.preset, "frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],
                          "focus_mm": c["focus_mm"], "gain": c["gain"], "tgc_db": list(c["tgc_db"]),

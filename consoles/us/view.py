@@ -213,8 +213,9 @@ class USConsoleView(ConsoleViewBase):
         g, gl = group("Probe", "probe_group")
         row = QtWidgets.QHBoxLayout()
         row.setSpacing(8)
-        self.probe_map = self._name("probe_map", ProbeMap(self._map_pose, lambda: self.model.z_limits,
-                                                          self._drag_probe_to))
+        self.probe_map = self._name("probe_map", ProbeMap(self._map_pose, lambda: self.model.bed_z_limits(),
+                                                          self._drag_probe_to,
+                                                          lambda: self.model.patient_roll_deg))
         self.probe_map.setFixedSize(224, 288)
         self.image.motion_sources.append(self.probe_map.flush_pending_motion)
         row.addWidget(self.probe_map)
@@ -342,11 +343,11 @@ class USConsoleView(ConsoleViewBase):
 
     # ---- user input -------------------------------------------------------------------------
     def _map_pose(self) -> MapPose:
-        p = self.model.pose
-        return MapPose(p.z_mm, p.azimuth_deg, p.rotation_deg, LIVE(self.model))
+        m = self.model  # the bed frame, as the probe fields show it
+        return MapPose(m.value("probe_z_mm"), m.value("probe_azimuth_deg"), m.pose.rotation_deg, LIVE(m))
 
     def _drag_probe_to(self, z_mm: float, azimuth_deg: float) -> None:
-        self._do(lambda: self.model.set_pose(z_mm=z_mm, azimuth_deg=azimuth_deg))
+        self._do(lambda: self.model.move_on_bed(z_mm, azimuth_deg))
 
     def _toggle_caliper_mode(self) -> None:
         self._caliper_mode = not self._caliper_mode and FROZEN(self.model)

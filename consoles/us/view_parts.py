@@ -82,10 +82,10 @@ class ProbeMap(QtWidgets.QWidget):
     """
 
     def __init__(self, pose: Callable[[], MapPose], z_limits: Callable[[], tuple[float, float]],
-                 move_to: Callable[[float, float], None]) -> None:
+                 move_to: Callable[[float, float], None], roll: Callable[[], float] = lambda: 0.0) -> None:
         super().__init__()
         self.setObjectName("probe_map")
-        self._pose, self._z_limits, self._move_to = pose, z_limits, move_to
+        self._pose, self._z_limits, self._move_to, self._roll = pose, z_limits, move_to, roll
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         self.setMouseTracking(False)
         self._drag: _Drag | None = None
@@ -189,8 +189,9 @@ class ProbeMap(QtWidgets.QWidget):
         fm = p.fontMetrics()
         # flank and midline lines, named below the map
         dash = QtGui.QPen(GRID, 1, QtCore.Qt.PenStyle.DashLine)
+        roll = float(self._roll())  # the patient's flanks and midline where the patient lies (+: left side up)
         for az, name in ((-90.0, "R flank"), (0.0, "Front"), (90.0, "L flank")):
-            x = self.to_widget(az, 0.0).x()
+            x = self.to_widget(az - roll, 0.0).x()
             p.setPen(dash)
             p.drawLine(QtCore.QPointF(x, r.top() + 2), QtCore.QPointF(x, r.bottom() - 2))
             p.setPen(TEXT)

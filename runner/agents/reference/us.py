@@ -60,7 +60,8 @@ class USPlanner(PlannerBase):
         return st["exam"]["kidney"]
 
     def long_axis_pose(self, st: dict[str, Any]) -> dict[str, float]:
-        """The pose of the kidney's long-axis view through its hilum (rounded as the fields commit it)."""
+        """The pose of the kidney's long-axis view through its hilum as the probe fields show it (bed frame,
+        rounded as the fields commit it)."""
         if self._target_pose is None:
             from consoles.us.aim import long_axis_pose
             from scoring.oracles.us import kidney_anatomy
@@ -69,7 +70,10 @@ class USPlanner(PlannerBase):
             an = kidney_anatomy(self.oracle, side)
             pose = long_axis_pose(self.oracle.runtime, an["centre"], an["axis"], an["hilum"], side,
                                   pressure=st["pose"]["pressure"])
-            self._target_pose = {f: _value(name, getattr(pose, f)) for name, f, _ in POSE_FIELDS}
+            # the fields take bed-frame values: the patient's place on the bed (the dump's "patient"; + roll:
+            # the left side up, bed angle = body angle - roll)
+            bed = {"z_mm": st["patient"]["z_offset_mm"], "azimuth_deg": -st["patient"]["roll_deg"]}
+            self._target_pose = {f: _value(name, getattr(pose, f) + bed.get(f, 0.0)) for name, f, _ in POSE_FIELDS}
             self._target_pose["rotation_deg"] %= 360.0
         return self._target_pose
 
@@ -148,7 +152,7 @@ class USPlanner(PlannerBase):
 
     def _pose_op(self, st, target: dict[str, float]) -> Op | None:
         for name, f, tol in POSE_FIELDS:
-            have, want = float(st["pose"][f]), float(target[f])
+            have, want = float(st["probe_display"][f]), float(target[f])
             d = (have - want + 180.0) % 360.0 - 180.0 if f == "rotation_deg" else have - want
             if abs(d) > tol:
                 return Op("set_param", {"name": name, "value": want})
@@ -241,11 +245,11 @@ class USReferenceSolver(USPlanner):
         if name not in self.DRAG_MIN or "probe_footprint" not in geo or self.PROBE_MAP not in tf:
             return None
         f = "z_mm" if name == "probe_z_mm" else "azimuth_deg"
-        if abs(float(st["pose"][f]) - value) <= self.DRAG_MIN[name]:
+        if abs(float(st["probe_display"][f]) - value) <= self.DRAG_MIN[name]:
             return None
         target = self.long_axis_pose(st) if self.task.kind == "long_axis" else {f: value}
-        az = target.get("azimuth_deg", st["pose"]["azimuth_deg"])
-        z = target.get("z_mm", st["pose"]["z_mm"])
+        az = target.get("azimuth_deg", st["probe_display"]["azimuth_deg"])
+        z = target.get("z_mm", st["probe_display"]["z_mm"])
         t = tf[self.PROBE_MAP]
         x, y = centre(geo["probe_footprint"])
         return json.dumps({"action": "drag", "x": x, "y": y, "to_x": int(round(t["ax"] * az + t["bx"])),
