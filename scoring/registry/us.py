@@ -170,7 +170,7 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
       shows the kidney inside KIDNEY_GREY_RANGE.
     - contact_vs_gain: the cause (categorical); when it is the gain, the gain window as above.
     Other kinds (L0-L2 controls, measure, save): no parts."""
-    from runner.headless.shortcut import Answer
+    from scoring.answers import Answer
 
     out: dict = {}
     side = (state.get("exam") or {}).get("kidney")
