@@ -7,8 +7,8 @@ import json
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, Answer, answers, is_judgement, max_fixed_pass_rate,
-                                      reference_run, shortcut_result, spread)
+from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, Answer, answers, is_judgement, max_constant_pass_rate,
+                                      max_fixed_pass_rate, reference_run, shortcut_result, spread)
 
 COHORT = [f"s{i:02d}" for i in range(1, 31)]
 
@@ -49,7 +49,7 @@ def cmd_tasks_spread(args) -> int:
         ratios = [p.ratio for p in parts if p.ratio is not None]
         worst = min(ratios) if ratios else None
         limit = max_fixed_pass_rate(card, judgement)
-        ok = sr.fixed_rate() <= limit and (sr.constant_rate() or 0.0) <= 0.10
+        ok = sr.fixed_rate() <= limit and (sr.constant_rate() or 0.0) <= max_constant_pass_rate(card, judgement)
         if card.level >= 3 and not judgement:
             ok = ok and worst is not None and worst >= 2.0
         if judgement:

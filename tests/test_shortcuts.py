@@ -6,7 +6,8 @@ For every card at L2 and above, on the fixed sample of cohort (subject, seed) pa
 - the fixed script, the reference's operations recorded on the public ``dev`` subject, seed 0, replayed
   verbatim, passes at most 10 % of the pairs (L3-L6), at most 50 % for a judgement (every answer part a
   choice): a coin's share;
-- the constant-answer script (the cohort median of every typed number) passes at most 10 %;
+- the constant-answer script (the cohort median of every typed number) passes at most 10 % (a judgement whose
+  remedy is typed, 50 %);
 - every numeric part of an L3-L6 task's correct answer moves over the sample by at least twice the
   oracle's tolerance for it (the README's table is the same figure over all 30 subjects x 3 seeds,
   from `medimageos tasks spread`);
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.headless.shortcut import (DEV, MAX_FIXED_PASS_RATE, SAMPLE_PAIRS, answers, is_judgement,
+from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, answers, is_judgement, max_constant_pass_rate,
                                       max_fixed_pass_rate, reference_run, replay, shortcut_result, spread)
 from tasks.card import TaskCard, all_cards
 
@@ -45,7 +46,7 @@ def test_a_screen_blind_agent_does_not_pass(card: TaskCard, subject_cache) -> No
         f"dev's replayed script passes {len(result.fixed_passes)}/{result.pairs} sample episodes "
         f"(limit {limit:.0%}): {_pairs(result.fixed_passes)}")
     if result.constant_passes is not None:
-        assert result.constant_rate() <= MAX_FIXED_PASS_RATE + 1e-9, (
+        assert result.constant_rate() <= max_constant_pass_rate(card, judgement) + 1e-9, (
             f"typing the cohort median passes {len(result.constant_passes)}/{result.pairs} sample episodes: "
             f"{_pairs(result.constant_passes)}")
     if card.level >= 3 and not judgement:

@@ -166,7 +166,7 @@ def _percentile(xs: Sequence[float], q: float) -> float:
 
 
 def spread(episodes: dict[tuple[str, int], dict[str, Answer]], dev: dict[str, Answer] | None = None) -> list[SlotSpread]:
-    """Per answer part: numeric spread (p5-p95) against its tolerance; for a choice, the cohort share of the
+    """Per answer part: numeric spread (p5-p95) against its median tolerance; for a choice, the cohort share of the
     most common one, how many subjects want one choice on every seed, and whether dev's choice is a strict
     majority of the cohort's."""
     names = sorted({n for ans in episodes.values() for n in ans})
@@ -186,7 +186,10 @@ def spread(episodes: dict[tuple[str, int], dict[str, Answer]], dev: dict[str, An
                                   sum(len(v) == 1 for v in by_subject.values()), dev_major))
         else:
             xs = [float(a.value) for a in vals.values()]
-            out.append(SlotSpread(name, _percentile(xs, 0.95) - _percentile(xs, 0.05), first.tolerance))
+            # a tolerance may depend on the episode (a heart rate's valid delays, a kidney's depth window):
+            # compare the spread with the median episode's
+            tol = statistics.median(float(a.tolerance) for a in vals.values())
+            out.append(SlotSpread(name, _percentile(xs, 0.95) - _percentile(xs, 0.05), tol))
     return out
 
 
@@ -221,4 +224,11 @@ def shortcut_result(card: TaskCard, pairs: Sequence[tuple[str, int]] = SAMPLE_PA
 
 def max_fixed_pass_rate(card: TaskCard, judgement: bool) -> float:
     """The most a replayed dev script may pass: a coin's share for a two-way judgement, else 10 %."""
+    return MAX_JUDGEMENT_PASS_RATE if judgement else MAX_FIXED_PASS_RATE
+
+
+def max_constant_pass_rate(card: TaskCard, judgement: bool) -> float:
+    """The most the constant-answer script may pass. For a judgement whose remedy is typed (L6 contact vs
+    gain: type a gain when the cause is gain) a fixed remedy is right whenever the coin is, so a coin's share;
+    else 10 %."""
     return MAX_JUDGEMENT_PASS_RATE if judgement else MAX_FIXED_PASS_RATE

@@ -22,6 +22,12 @@ def test_numeric_spread_is_p5_to_p95_over_tolerance() -> None:
     assert part.ratio == pytest.approx(45.0)
 
 
+def test_an_episode_dependent_tolerance_is_taken_at_its_median() -> None:
+    eps = {(f"s{i:02d}", 0): {"delay": Answer(float(i), tol)} for i, tol in enumerate((1.0, 9.0, 2.0, 2.0, 50.0))}
+    (part,) = spread(eps)
+    assert part.tolerance == 2.0
+
+
 def test_a_constant_answer_has_no_spread() -> None:
     eps = {(f"s{i:02d}", 0): {"depth": Answer(120.0, 5.0)} for i in range(10)}
     assert spread(eps)[0].ratio == 0.0
