@@ -20,10 +20,43 @@ from runner.control_client import ConsoleFault, ControlClient
 from runner.display import VirtualDisplay, _die_with_parent
 from tasks.card import console_card, console_card_json
 
-STARTUP_TIMEOUT_S = 60.0
+# The one startup deadline (seconds): launch -> control socket open -> hello -> first frame settled.
+# A console starts in 2-4 s on an idle 2-core machine; a console that has not answered by then is
+# killed, its log tail becomes the fault, and the episode retries once on a fresh display (run_episode).
+# Subjects are built by the runner before the launch (ensure_subject), so a cold cache never counts here.
+STARTUP_DEADLINE_S = 30.0
+STARTUP_TIMEOUT_S = STARTUP_DEADLINE_S  # the old name, kept for callers
 REQUEST_TIMEOUT_S = 30.0
+LOG_TAIL_BYTES = 2000
 REUSE_ENV = "MEDIMAGEOS_CONSOLE_REUSE"  # "0": every episode launches its own console (escape hatch)
 
+
+
+class ConsoleStartupError(ConsoleFault):
+    """The console did not come up within the startup deadline (or exited first); the message holds
+    the console's log tail."""
+
+
+def log_tail(path: Path | str | None, limit: int = LOG_TAIL_BYTES) -> str:
+    """The last `limit` bytes of a console log, as text ("" if there is none)."""
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def ensure_subject(subject: str) -> None:
+    """Build a procedural subject in the runner before a console needs it: a console that finds
+    its subject missing builds it in a child process before opening its socket (tens of seconds),
+    which would otherwise count against the startup deadline."""
+    from rendering.subjects.runtime import runtime_dir
+
+    runtime_dir(subject)
 
 
 def reuse_default() -> bool:
@@ -44,29 +77,59 @@ class ConsoleProcess:
         self.log_path = log_path
         self.extra_env = extra_env or {}
         self.proc: subprocess.Popen | None = None
+        # always logged: on a startup fault the log tail is the reason recorded
+        self._own_log = log_path is None
+        if self._own_log:
+            self.log_path = Path(self._tmp) / "console.log"
         self.client = ControlClient(self.socket_path, timeout_s or REQUEST_TIMEOUT_S)
         self.hello: dict[str, Any] = {}
 
-    def start(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict[str, Any]:
+    def start(self, timeout_s: float | None = None) -> dict[str, Any]:
+        """Launch and handshake within the startup deadline; on a miss the console is killed and
+        ConsoleStartupError names the deadline and carries the log tail."""
+        timeout_s = STARTUP_DEADLINE_S if timeout_s is None else timeout_s
+        ensure_subject(self.subject)
         env = self.display.env()
         env.update(self.extra_env)
         env["PYTHONHASHSEED"] = "0"
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         cmd = [sys.executable, "-m", f"consoles.{self.modality}", "--task", self.task,
                "--card-json", console_card_json(self.task),
                "--subject", self.subject, "--seed", str(self.seed), "--control", self.socket_path]
-        self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, preexec_fn=_die_with_parent)
-        if log is not subprocess.DEVNULL:
-            log.close()
-        deadline = time.monotonic() + timeout_s
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, preexec_fn=_die_with_parent)
+        t0 = time.monotonic()
+        deadline = t0 + timeout_s
         try:
             self.client.connect(deadline, alive=self.alive)
-            self.hello = self.client.request("hello", timeout_s=max(1.0, deadline - time.monotonic()))
-            self.settle(0.0)  # first frame rendered and on the server
+            self.hello = self.client.request("hello", timeout_s=max(0.1, deadline - time.monotonic()))
+            self.client.request("settle", advance=0.0,  # first frame rendered and on the server
+                                timeout_s=max(0.1, deadline - time.monotonic()))
+        except ConsoleFault as exc:
+            code = self.proc.poll()
+            self._kill_group()
+            tail = log_tail(self.log_path)  # read before stop() removes a log of our own
+            self.stop()
+            what = (f"console exited with code {code}" if code is not None
+                    else f"console did not come up within the startup deadline of {timeout_s:g} s")
+            raise ConsoleStartupError(f"{what} ({exc}); pid {self.proc.pid} killed after "
+                                      f"{time.monotonic() - t0:.1f} s; console log tail:\n{tail or '(empty)'}") from exc
         except BaseException:
             self.stop()
             raise
         return self.hello
+
+    def kill(self) -> None:
+        """Kill the console's process group at once (it is not answering) and clean up."""
+        self._kill_group()
+        self.stop()
+
+    def _kill_group(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=5)
 
     def reset(self, task: str, subject: str, seed: int) -> dict[str, Any]:
         """Start the next episode in this process (the console's `reset`): it then shows what a
@@ -122,6 +185,11 @@ class ConsoleProcess:
             os.unlink(self.socket_path)
         except OSError:
             pass
+        if self._own_log:
+            try:
+                os.unlink(self.log_path)
+            except OSError:
+                pass
         try:
             os.rmdir(self._tmp)
         except OSError:

@@ -13,6 +13,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import weakref
 
@@ -25,12 +26,18 @@ class DisplayError(RuntimeError):
     """Xvfb could not be started or stopped."""
 
 
+try:
+    # Resolved here, in the parent: dlopen() between fork and exec can deadlock when another thread
+    # of the runner held the loader lock at fork time (the child would never exec).
+    _PRCTL = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+except OSError:  # not glibc: no parent-death signal
+    _PRCTL = None
+
+
 def _die_with_parent() -> None:
     # Runs in the child before exec: if the runner is SIGKILLed, the kernel kills Xvfb too.
-    try:
-        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setsid()
 
 
@@ -42,6 +49,7 @@ class VirtualDisplay:
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen | None = None
         self.number: int | None = None
+        self._log = None
 
     @property
     def name(self) -> str:
@@ -61,8 +69,11 @@ class VirtualDisplay:
         # its heap under glibc's dynamic threshold (anonymous memory 22.1 -> 18.1 MiB over the CT
         # reference episodes; drag steps unchanged).
         env.setdefault("MALLOC_MMAP_THRESHOLD_", str(XVFB_MMAP_THRESHOLD))
+        # Xvfb's messages go to an unlinked temporary file, not a pipe: a pipe nobody reads fills up
+        # (64 KiB) over a long session and Xvfb then blocks in write(), and with it every client.
+        self._log = tempfile.TemporaryFile(prefix="medimageos-xvfb-")
         self.proc = subprocess.Popen(cmd, env=env, pass_fds=(wfd,), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
+                                     stderr=self._log, preexec_fn=_die_with_parent)
         os.close(wfd)
         _LIVE.add(self)
         deadline = time.monotonic() + self.start_timeout_s
@@ -76,7 +87,8 @@ class VirtualDisplay:
                 if ready:
                     chunk = os.read(rfd, 64)
                     if not chunk:
-                        err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.stderr else ""
+                        self.proc.wait(timeout=5)
+                        err = self.log_tail()
                         raise DisplayError(f"Xvfb exited before it was ready: {err}")
                     buf += chunk
         except BaseException:
@@ -86,6 +98,24 @@ class VirtualDisplay:
             os.close(rfd)
         self.number = int(buf.strip())
         return self
+
+    def log_tail(self, limit: int = 500) -> str:
+        """The end of what Xvfb wrote to stderr."""
+        if self._log is None:
+            return ""
+        try:
+            self._log.seek(0, os.SEEK_END)
+            self._log.seek(max(0, self._log.tell() - limit))
+            return self._log.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+    def restart(self) -> "VirtualDisplay":
+        """Stop this server and start a fresh one (a new display number) in this object, so every
+        holder of it draws on the new server from now on."""
+        self.stop()
+        self.number = None
+        return self.start()
 
     def env(self) -> dict[str, str]:
         """Environment for a process that should draw on this display."""
@@ -120,8 +150,9 @@ class VirtualDisplay:
                 except ProcessLookupError:
                     pass
                 proc.wait(timeout=5)
-        if proc.stderr:
-            proc.stderr.close()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
         if self.number is not None:
             for leftover in (f"/tmp/.X{self.number}-lock", f"/tmp/.X11-unix/X{self.number}"):
                 try:

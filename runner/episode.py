@@ -10,7 +10,7 @@ from typing import Any
 from runner import results
 from runner.agents.base import AgentFault, Observation, StepRecord
 from runner.capture import encode_png
-from runner.console_process import ConsoleKeeper, ConsoleProcess
+from runner.console_process import ConsoleKeeper, ConsoleProcess, ConsoleStartupError
 from runner.control_client import ConsoleFault
 from runner.display import VirtualDisplay
 from runner.fingerprint import runner_fingerprint
@@ -65,14 +65,32 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
     state: dict[str, Any] | None = None
     receipts = results.ReceiptWriter(work / "receipts.jsonl")
     engine: StepEngine | None = None
+    startup_retry = ""  # the first start's fault when the retry on a fresh display succeeded
     try:
         # the console runs the card this runner holds, written into the episode folder
-        engine = StepEngine(card, spec.subject, spec.seed, display, work / CARD_FILE, coord_scale=coord_scale,
-                            log_path=work / "console.log", console_env=console_env,
-                            control_timeout_s=control_timeout_s, keeper=keeper)
+        def new_engine() -> StepEngine:
+            return StepEngine(card, spec.subject, spec.seed, display, work / CARD_FILE, coord_scale=coord_scale,
+                              log_path=work / "console.log", console_env=console_env,
+                              control_timeout_s=control_timeout_s, keeper=keeper)
+
+        engine = new_engine()
         card = engine.card
         w, h = engine.screen
-        engine.start()
+        try:
+            engine.start()
+        except ConsoleStartupError as exc:
+            # Once more on a fresh display (the server may be what is wedged); a second miss
+            # propagates and the episode is INVALID with both reasons.
+            startup_retry = str(exc)
+            if keeper is not None:
+                keeper.discard()
+            display.restart()
+            engine = new_engine()
+            try:
+                engine.start()
+            except ConsoleStartupError as exc2:
+                raise ConsoleStartupError(f"startup failed twice; first: {startup_retry}\n"
+                                          f"retry on a fresh display {display.name}: {exc2}") from exc2
         agent.reset(card, spec.subject, spec.seed)
         if hasattr(agent, "bind_control"):
             agent.bind_control(ConsoleControlView(engine.console))
@@ -103,6 +121,8 @@ def run_episode(spec: EpisodeSpec, agent, out_root: Path, display: VirtualDispla
             # The console reported its half of the fingerprint; the runner's half sits beside it.
             state.setdefault("provenance", {}).setdefault("environment", {}).update(
                 runner_fingerprint(display.name))
+            if startup_retry:
+                state["provenance"]["startup_retry"] = startup_retry
             results.write_json_atomic(work / "state.json", state)
     except ConsoleFault as exc:
         termination, fault = "fault", f"console fault: {exc}"

@@ -65,7 +65,9 @@ def _no_xvfb_without_display_marker(request, _xvfb_shim_dir, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def display():
-    """One real Xvfb server for the session's integration tests."""
+    """One real Xvfb server per test process: under pytest-xdist (`make test` runs 2 workers) each
+    worker's session has its own server, on a display number Xvfb picks itself (-displayfd), so the
+    workers never share or race for one."""
     if shutil.which("Xvfb") is None:
         pytest.fail("Xvfb is not installed: run scripts/bootstrap.sh")
     from runner.display import VirtualDisplay
@@ -73,6 +75,17 @@ def display():
     d = VirtualDisplay(1280, 800).start()
     yield d
     d.stop()
+
+
+@pytest.fixture(scope="session")
+def console_keeper(display):
+    """One ConsoleKeeper per worker on its display, as a runner worker holds one: consecutive episodes
+    of one modality reset the console in place; any unclean or INVALID episode stops it."""
+    from runner.console_process import ConsoleKeeper
+
+    keeper = ConsoleKeeper()
+    yield keeper
+    keeper.close()
 
 
 @pytest.fixture(scope="session")

@@ -4,13 +4,12 @@ the GUI on dev.
 
 Adding a task is one card, one registry entry (scoring/registry/<modality>.py, which also holds the
 solver's inputs) and, only for a new kind of workflow, a branch in the reference solver; this file then
-checks it with no edits. Lanes: the fast lane runs a spread of cohort subjects and seeds per card; the
-`cohort_sweep` tests run every subject s01..s30 and seed 0-2 (the Makefile runs them after the fast lane);
-the GUI test is in the display lane.
+checks it with no edits. Lanes: the fast lane runs a fixed stratified sample of the cohort sweep (three
+pairs per card, every seed on every card, every subject and every (subject, seed) cell over the cards);
+the `cohort_sweep` tests run every card on every subject s01..s30 and seed 0-2 (`make sweep`, before a
+release; one test per subject); the GUI test is in the display lane.
 """
 from __future__ import annotations
-
-from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
@@ -20,12 +19,24 @@ from scoring.registry import RegistryError, entry_for_card
 CARDS = list(all_cards())
 COHORT = [f"s{i:02d}" for i in range(1, 31)]
 SEEDS = (0, 1, 2)
-# Fast lane: three (subject, seed) pairs per card, spread over the cohort and covering every seed.
-FAST_PAIRS = (("s01", 0), ("s16", 1), ("s30", 2))
-SWEEP_PROCESSES = 2  # CI has 2 cores
-# The sweep's fixture runs every card x 90 episodes inside the first sweep test, over the suite's
-# 300 s default per test (49 cards: several minutes on 2 cores); a hang still ends it.
-SWEEP_TIMEOUT_S = 1800
+PAIRS_PER_CARD = 3
+# `make sweep`: one subject's 49 cards x 3 seeds per test (about 40 s of CPU); above the suite's 120 s
+# so a loaded machine does not fail it, and a hang still ends it.
+SWEEP_TIMEOUT_S = 600
+
+
+def stratified_pairs(card_index: int) -> list[tuple[str, int]]:
+    """The card's sample of the sweep: pair k = 3 * card_index + j (j = 0, 1, 2) is subject k mod 30 and
+    seed (k // 30 + k) mod 3, so each card sees three subjects and all three seeds, the cards together
+    see every subject, and the first 30 cards alone every (subject, seed) cell."""
+    out = []
+    for j in range(PAIRS_PER_CARD):
+        k = PAIRS_PER_CARD * card_index + j
+        out.append((COHORT[k % len(COHORT)], (k // len(COHORT) + k) % len(SEEDS)))
+    return out
+
+
+SAMPLE = [(c, subject, seed) for i, c in enumerate(CARDS) for subject, seed in stratified_pairs(i)]
 
 
 def by_id(cards: list[TaskCard]):
@@ -87,17 +98,19 @@ def _problems(card: TaskCard, results) -> list[str]:
     return out
 
 
-@by_id(CARDS)
-@pytest.mark.parametrize("subject,seed", FAST_PAIRS)
+def test_the_sample_covers_every_card_subject_seed_and_cell() -> None:
+    assert {c.id for c, _, _ in SAMPLE} == {c.id for c in CARDS}
+    assert {s for _, s, _ in SAMPLE} == set(COHORT)
+    assert all({seed for _, seed in stratified_pairs(i)} == set(SEEDS) for i in range(len(CARDS)))
+    if len(CARDS) * PAIRS_PER_CARD >= len(COHORT) * len(SEEDS):
+        assert {(s, seed) for _, s, seed in SAMPLE} == {(s, seed) for s in COHORT for seed in SEEDS}
+
+
+@pytest.mark.parametrize("card,subject,seed", SAMPLE, ids=[f"{c.id}-{s}-{seed}" for c, s, seed in SAMPLE])
 def test_reference_passes_headless_and_noop_does_not(card: TaskCard, subject: str, seed: int,
                                                      subject_cache) -> None:
     registry_entry(card)
     assert _problems(card, [_episode(card.id, subject, seed)]) == []
-
-
-def _subject_sweep(subject: str) -> list[tuple[str, str, int, dict, dict]]:
-    """Every card and seed on one subject, in one worker (the subject's bundles are loaded once)."""
-    return [_episode(c.id, subject, seed) for c in CARDS if _has_entry(c) for seed in SEEDS]
 
 
 def _has_entry(card: TaskCard) -> bool:
@@ -108,37 +121,36 @@ def _has_entry(card: TaskCard) -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def cohort_sweep(subject_cache) -> dict[str, list]:
-    """Headless reference and start-state verdicts of every card on s01..s30 x seeds 0-2, by card id."""
-    by_card: dict[str, list] = {c.id: [] for c in CARDS}
-    with ProcessPoolExecutor(SWEEP_PROCESSES) as ex:
-        for results in ex.map(_subject_sweep, COHORT):
-            for r in results:
-                by_card[r[0]].append(r)
-    return by_card
-
-
 @pytest.mark.cohort_sweep
 @pytest.mark.timeout(SWEEP_TIMEOUT_S)
-@by_id(CARDS)
-def test_reference_passes_headless_on_every_cohort_subject_and_seed(card: TaskCard, cohort_sweep) -> None:
-    registry_entry(card)
-    results = cohort_sweep[card.id]
-    assert sorted((r[1], r[2]) for r in results) == [(s, seed) for s in COHORT for seed in SEEDS]
-    problems = _problems(card, results)
+@pytest.mark.parametrize("subject", COHORT)
+def test_reference_passes_headless_on_every_card_and_seed_of_the_subject(subject: str, subject_cache) -> None:
+    """The full sweep, one subject per test (its bundles load once in the worker): every card with a
+    registry entry, seeds 0-2."""
+    from rendering.subjects.runtime import clear_memo
+
+    problems = []
+    try:
+        for card in CARDS:
+            if not _has_entry(card):
+                problems.append(f"{card.id}: no registry entry")
+                continue
+            problems += _problems(card, [_episode(card.id, subject, seed) for seed in SEEDS])
+    finally:
+        clear_memo()  # a worker goes through 15 subjects: keep one in memory at a time
     assert problems == [], "\n".join(problems)
 
 
 @pytest.mark.display
 @by_id(CARDS)
-def test_reference_passes_in_the_gui_on_dev(card: TaskCard, display, tmp_path) -> None:
+def test_reference_passes_in_the_gui_on_dev(card: TaskCard, display, console_keeper, tmp_path) -> None:
     from runner.agents.reference import ReferenceAgent
     from runner.episode import EpisodeSpec, run_episode
     from runner.results import episode_dir
 
     registry_entry(card)
-    v = run_episode(EpisodeSpec(card, "dev", 0), ReferenceAgent(), tmp_path, display)
+    # the worker's console, reset in place between cards of one modality (as a runner worker does)
+    v = run_episode(EpisodeSpec(card, "dev", 0), ReferenceAgent(), tmp_path, display, keeper=console_keeper)
     assert v.outcome == "PASS", (v.reason, v.details)
     assert v.sr == 1.0 and v.pr == 1.0 and v.aq >= 90 and v.termination == "done"
     assert list(v.stages) == card.workflow_stages

@@ -330,6 +330,7 @@ class ConsoleShell:
             for vp in self.controller.viewports():
                 vp.Initialize()
         if self.args.control:
+            _injected_startup_hang()
             self._listen(self.args.control)
         else:
             # A person at the console: simulated time follows the wall clock, 10 ticks a second.
@@ -348,6 +349,29 @@ class ConsoleShell:
             return prof.runcall(self.app.exec)
         finally:
             prof.dump_stats(profile_to)
+
+
+STARTUP_HANG_ENV = "MEDIMAGEOS_TEST_STARTUP_HANG"
+
+
+def _injected_startup_hang() -> None:
+    """Only for the runner's startup-deadline tests (with MEDIMAGEOS_FAULT_INJECTION=1): stay alive
+    without opening the control socket. "always"; or "once:<marker file>": hang only when the marker
+    does not exist yet (it is created), so the first start hangs and a retry comes up."""
+    how = os.environ.get(STARTUP_HANG_ENV, "")
+    if not how or os.environ.get("MEDIMAGEOS_FAULT_INJECTION") != "1":
+        return
+    if how.startswith("once:"):
+        try:
+            os.close(os.open(how[len("once:"):], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+    elif how != "always":
+        return
+    print(f"console: {STARTUP_HANG_ENV}={how}: hanging before opening the control socket", file=sys.stderr,
+          flush=True)
+    while True:
+        time.sleep(3600)
 
 
 def console_arg_parser(prog: str) -> argparse.ArgumentParser:

@@ -38,14 +38,16 @@ def test_the_mr_console_tasks_are_fifteen_of_levels_0_to_2():
     assert [sum(c.level == lv for c in CONSOLE_CARDS) for lv in (0, 1, 2)] == [5, 5, 5]
 
 
-def test_reference_passes_every_mr_card_in_the_gui_on_cohort_subjects(tmp_path):
-    """Each card once, on a cohort subject and seed spread over s01..s30 and seeds 0-2 (one process,
-    consoles reset in place between episodes, as a worker runs them)."""
-    specs = [EpisodeSpec(c, COHORT[(7 * i + 3) % 30], i % 3) for i, c in enumerate(MR_CARDS)]
-    verdicts = run_sequential(specs, ReferenceAgent, tmp_path, "reference")
-    bad = [(s.card.id, s.subject, s.seed, v.outcome, v.reason) for s, v in zip(specs, verdicts)
-           if v.outcome != "PASS" or v.termination != "done" or v.sr != 1.0]
-    assert bad == []
+COHORT_SPECS = [EpisodeSpec(c, COHORT[(7 * i + 3) % 30], i % 3) for i, c in enumerate(MR_CARDS)]
+
+
+@pytest.mark.parametrize("spec", COHORT_SPECS, ids=[f"{s.card.id}-{s.subject}-{s.seed}" for s in COHORT_SPECS])
+def test_reference_passes_every_mr_card_in_the_gui_on_cohort_subjects(display, console_keeper, tmp_path, spec):
+    """Each card once, on a cohort subject and seed spread over s01..s30 and seeds 0-2 (one test per
+    card; consoles reset in place between episodes, as a worker runs them)."""
+    v = run_episode(spec, ReferenceAgent(), tmp_path, display, keeper=console_keeper)
+    assert (v.outcome, v.termination, v.sr) == ("PASS", "done", 1.0), (spec.card.id, spec.subject, spec.seed,
+                                                                       v.reason)
 
 
 def test_mr_episodes_are_byte_identical_in_one_process_and_across_two_workers(tmp_path):
@@ -64,9 +66,10 @@ def test_mr_episodes_are_byte_identical_in_one_process_and_across_two_workers(tm
         assert [n for n in a if a[n] != b[n]] == [], s.card.id
 
 
-def test_noop_and_random_agents_never_pass_an_mr_card(display, tmp_path):
+@pytest.mark.parametrize("card", MR_CARDS, ids=[c.id for c in MR_CARDS])
+def test_noop_and_random_agents_never_pass_an_mr_card(display, console_keeper, tmp_path, card):
     # every MR card: planning and mapping ones too
-    assert_baselines_never_pass(MR_CARDS, display, tmp_path, random_seed=3)
+    assert_baselines_never_pass([card], display, tmp_path, random_seed=3, keeper=console_keeper)
 
 
 @pytest.mark.parametrize("task", ["L2a_queue_mutation", "mr_t1t2_mapping_staged"])

@@ -14,7 +14,6 @@ from runner.agents.reference import ReferenceAgent
 from runner.agents.simple import RandomAgent
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
-from runner.run import run_sequential
 from tasks.card import select_cards
 from tests.runner.baselines import assert_baselines_never_pass, with_budget
 
@@ -32,19 +31,22 @@ def test_the_seven_kidney_tasks_exist():
     assert sorted(c.level for c in US_CARDS) == [0, 0, 1, 1, 3, 4, 6]
 
 
-def test_reference_passes_every_us_card_in_the_gui_on_cohort_subjects(tmp_path):
-    """Each card twice, on cohort subjects and seeds spread over s01..s30 and seeds 0-2 (one process,
-    consoles reset in place between episodes, as a worker runs them)."""
-    specs = [EpisodeSpec(c, COHORT[(11 * i + 5 + 13 * k) % 30], (i + k) % 3)
-             for k in range(2) for i, c in enumerate(US_CARDS)]
-    verdicts = run_sequential(specs, ReferenceAgent, tmp_path, "reference")
-    bad = [(s.card.id, s.subject, s.seed, v.outcome, v.reason) for s, v in zip(specs, verdicts)
-           if v.outcome != "PASS" or v.termination != "done" or v.sr != 1.0]
-    assert bad == []
+COHORT_SPECS = [EpisodeSpec(c, COHORT[(11 * i + 5 + 13 * k) % 30], (i + k) % 3)
+                for k in range(2) for i, c in enumerate(US_CARDS)]
 
 
-def test_noop_and_random_agents_never_pass_a_us_card(display, tmp_path):
-    assert_baselines_never_pass(US_CARDS, display, tmp_path, random_seed=5)
+@pytest.mark.parametrize("spec", COHORT_SPECS, ids=[f"{s.card.id}-{s.subject}-{s.seed}" for s in COHORT_SPECS])
+def test_reference_passes_every_us_card_in_the_gui_on_cohort_subjects(display, console_keeper, tmp_path, spec):
+    """Each card twice, on cohort subjects and seeds spread over s01..s30 and seeds 0-2 (one test per
+    episode; consoles reset in place between episodes, as a worker runs them)."""
+    v = run_episode(spec, ReferenceAgent(), tmp_path, display, keeper=console_keeper)
+    assert (v.outcome, v.termination, v.sr) == ("PASS", "done", 1.0), (spec.card.id, spec.subject, spec.seed,
+                                                                       v.reason)
+
+
+@pytest.mark.parametrize("card", US_CARDS, ids=[c.id for c in US_CARDS])
+def test_noop_and_random_agents_never_pass_a_us_card(display, console_keeper, tmp_path, card):
+    assert_baselines_never_pass([card], display, tmp_path, random_seed=5, keeper=console_keeper)
 
 
 class _ProbeMapDrags(RandomAgent):

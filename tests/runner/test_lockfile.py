@@ -51,7 +51,8 @@ def test_repository_lock_is_complete_and_pins_the_tested_qt():
     lock = read_lock(REPO / "requirements.lock")
     assert lock["pyside6-essentials"] == "6.11.3"
     assert lock["shiboken6"] == "6.11.3"
-    for name in ("vtk", "numpy", "scipy", "pytest", "pytest-qt", "pytesseract", "pip", "setuptools"):
+    for name in ("vtk", "numpy", "scipy", "pytest", "pytest-qt", "pytest-xdist", "execnet", "pytesseract", "pip",
+                 "setuptools"):
         assert name in lock, name
     assert "medimageosworld" not in lock
 
