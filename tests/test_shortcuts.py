@@ -22,15 +22,19 @@ from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, answers, is_judgement, 
                                       max_fixed_pass_rate, reference_run, replay, shortcut_result, spread)
 from tasks.card import TaskCard, all_cards
 
-CARDS = [c for c in all_cards() if c.level >= 2]
 MIN_SPREAD_RATIO = 2.0
+# Cards that do not yet meet the bounds (issue 21 is open for them): each is an expected failure with the
+# reason, strict, so a card that comes to meet its bounds fails here until it is taken off this list.
+KNOWN_SHORTFALLS: dict[str, str] = {}
+CARDS = [pytest.param(c, id=c.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_SHORTFALLS[c.id]))
+         if c.id in KNOWN_SHORTFALLS else pytest.param(c, id=c.id) for c in all_cards() if c.level >= 2]
 
 
 def _pairs(xs):
     return ", ".join(f"{s}/{k}" for s, k in xs)
 
 
-@pytest.mark.parametrize("card", CARDS, ids=[c.id for c in CARDS])
+@pytest.mark.parametrize("card", CARDS)
 def test_a_screen_blind_agent_does_not_pass(card: TaskCard, subject_cache) -> None:
     dev_run = reference_run(card, *DEV)
     assert dev_run.verdict.outcome == "PASS", f"the reference fails on dev: {dev_run.verdict.reason}"

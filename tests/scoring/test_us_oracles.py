@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from consoles.us.model import USModel
-from runner.agents.reference.us import USPlanner
+from runner.agents.reference.us import POSE_FIELDS, USPlanner
 from runner.headless.us import apply_op, make_model
 from scoring.oracles import get_oracle
 from scoring.oracles.us import kidney_anatomy, kidney_section, view_measures
@@ -166,7 +166,9 @@ def test_true_length_and_hilum_come_from_the_construction(oracle):
     # a plane through the construction's long axis and hilum shows the whole length with the hilum in it
     m = make_model(load_card("us_kidney_long_axis_search_v1"), SUBJECT, 0)
     planner = USPlanner(load_card("us_kidney_long_axis_search_v1"), SUBJECT, oracle)
-    m.set_pose(**planner.long_axis_pose(m.state()))
+    # the planner's pose is what the probe fields show (bed frame): type it into the fields, as it does
+    for name, field, _ in POSE_FIELDS:
+        m.set_param(name, planner.long_axis_pose(m.state())[field])
     vm = view_measures(oracle, "left", m.state()["plane"], m.controls["depth_mm"])
     assert vm["length_fraction"] > 0.95 and vm["hilum_in_sector"]
 
