@@ -8,11 +8,11 @@ so two result sets scored with different prompts cannot be mistaken for each oth
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+from scoring.aggregate import atomic_write_text
 
 
 def _first_model_call(receipts: Path) -> dict[str, Any] | None:
@@ -57,18 +57,5 @@ def adapters_section(root: Path) -> dict[str, Any]:
 def add_adapters_section(root: Path, scores_path: Path, scores: dict[str, Any]) -> dict[str, Any]:
     """Add the `adapters` section to a scores dict and rewrite its scores.json atomically."""
     scores["adapters"] = adapters_section(root)
-    scores_path = Path(scores_path)
-    fd, tmp = tempfile.mkstemp(dir=scores_path.parent, prefix=scores_path.name + ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(scores, indent=2) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, scores_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write_text(Path(scores_path), json.dumps(scores, indent=2) + "\n")
     return scores
