@@ -160,7 +160,9 @@ class CTPerturbations(ConsoleInputs):
     patient_shift_mm is the craniocaudal offset of where the patient lies on the couch against the couch's
     table-z reference: where an adult's jugular notch lands varies with stature, the headrest and how the
     patient got onto the couch; cards draw it uniformly in [-120, 120] mm (an assumed spread of the order of
-    a head length, several times the scout margins, so the range edges move with the patient).
+    a head length, several times the scout margins, so the range edges move with the patient), the chest and
+    renal cards in [-250, 250] mm (their protocols' scouts are long enough for it: a patient may lie anywhere
+    along the couch's travel, and a range typed from memory must not fall on the organ by chance).
     """
 
     patient_shift_mm: Range | None = None
@@ -187,8 +189,17 @@ class CTPerturbations(ConsoleInputs):
         "console scales it to the patient's Dw at equal image noise (AAPM Reports 204 and 220 size metrics; "
         "ultra-low-dose KUB CT runs at about 1-2 mGy for an average adult). Needs "
         "initial_state.ctdi_limit_labels")
+    breath_hold_mm: Range | None = Field(
+        None, description="this episode's breath-hold level: how far the diaphragm dome lies above (+) or below "
+        "(-) the subject's own (mm, uniform). The liver, kidneys and lung bases move with it, the apices do not, "
+        "the chest between stretches (rendering.geometry.TableFrame). Told to breathe in and hold, a patient holds "
+        "anywhere from a moderate to a full inspiration: the supine diaphragm's forced excursion averages 44-48 mm "
+        "(Harris et al., Radiology 146:141, 1983, ultrasound; Gierada et al., Radiology 194:879, 1995, MR) against "
+        "11-15 mm in tidal breathing, and the dome drifts a few mm more during the hold (Khot et al., Br J Radiol "
+        "93:20190549, 2020); chest and renal cards draw it uniformly in [-25, 25] (a 5 cm span). "
+        "Drawn after all other keys")
 
-    @field_validator("patient_shift_mm", "table_height_offset_mm", "patient_lateral_offset_mm")
+    @field_validator("patient_shift_mm", "table_height_offset_mm", "patient_lateral_offset_mm", "breath_hold_mm")
     @classmethod
     def _signed(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
