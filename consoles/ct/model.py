@@ -3,8 +3,9 @@
 Coordinates: the console works in table millimetres (rendering.geometry.TableFrame): table z =
 subject z - laser_z + shift, where laser_z = 0 is the subject's jugular notch and `shift` is the seeded
 craniocaudal offset of where the patient lies on the couch (table z = 0 is the couch reference position,
-not a landmark set on this patient). Start is the superior (top) edge of the range, End the inferior
-edge (start > end).
+not a landmark set on this patient). On the chest and renal cards the episode's breath-hold also moves
+the diaphragm dome and everything below it along the table against the fixed apices (TableFrame's
+breath-hold warp). Start is the superior (top) edge of the range, End the inferior edge (start > end).
 Table height H (mm) sets where the gantry isocentre lies in the subject: the subject frame has
 y = 0 at the patient's back and the body at y < 0; the back lies `pad_mm` (mattress and positioning
 pads, seeded) above the couch top, the isocentre is ISO_HEIGHT_MM above the lowest couch position, so
