@@ -342,9 +342,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             perm = self.rng("shuffle_rows").permutation(len(pos))
             for i, j in zip(pos, perm):
                 order[i] = pos[int(j)]
-        by_spec: dict[int, int] = {}  # card queue index (0-based) -> row uid
+        present = self._optional_rows_present(specs)
+        by_spec: dict[int, int | None] = {}  # card queue index (0-based) -> row uid (None: an absent optional row)
         for k in order:
-            by_spec[k] = self._row_from_spec(specs[k], draws).uid
+            by_spec[k] = self._row_from_spec(specs[k], draws).uid if present[k] else None
         self._spec_uid = [by_spec[k] for k in range(len(specs))]
         # series formed in queue order; uids stay in card order for rows, so layout specs can name rows
         if st.get("open") is not None:
@@ -359,10 +360,35 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             return cohort_balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
         return balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
 
+    def _optional_rows_present(self, specs: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """Which of the card's queue rows this episode has: every row, except that each `optional` one (an
+        earlier acquisition) is present with probability 1/2, drawn from the episode's own "optional_rows"
+        stream (one draw per optional row, so no other draw moves). The rows after it then sit at other list
+        places, so a fixed click on a list place misses the row a remedy acts on (issue 21).
+
+        The public dev subject's seed 0 (the episode whose start screen and success media are published, and
+        whose script a tuned agent could learn) lists every optional row: its remedy then acts on the last of
+        the possible places, and a replayed click there lands on a pending row wherever fewer earlier
+        acquisitions are listed. Were dev's queue shorter, the click would land on a done row elsewhere, a
+        row no remedy can change, and the script would degrade to a plain Go that passes every episode
+        whose answer is "start" (as cohort_balanced_choice gives dev seed 0 the card's first option)."""
+        rng = self.rng("optional_rows")
+        draws = [bool(rng.random() < 0.5) for spec in specs if spec.get("optional")]  # drawn on dev too
+        if subject_index(self.subject.id) == 0 and self.seed == 0:
+            draws = [True] * len(draws)
+        it = iter(draws)
+        present = [not spec.get("optional") or next(it) for spec in specs]
+        absent = [k + 1 for k, p in enumerate(present) if not p]
+        if any(spec.get("optional") for spec in specs):
+            self.seeded["absent_optional_rows"] = absent  # card queue indices (1-based), for the dump's start
+        return present
+
     def _card_row(self, index: int) -> QueueRow:
         """The row the card's queue lists at 1-based `index` (wherever a seeded shuffle put it)."""
         self._require(1 <= index <= len(self._spec_uid), f"There is no row {index} in the card's queue.")
-        return self.row(self._spec_uid[index - 1])
+        uid = self._spec_uid[index - 1]
+        self._require(uid is not None, f"Row {index} of the card's queue is an optional row absent here.")
+        return self.row(uid)
 
     def _snapshot(self) -> dict[str, Any]:
         """What the session started with (the dump's "start"): oracles compare the end with it."""
