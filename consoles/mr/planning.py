@@ -35,6 +35,8 @@ from rendering.geometry import PlanePose, plane_plane_line
 
 MIN_PROJECTION = 0.5
 ROTATE_OFFSET_PX = 28.0  # the rotation grip sits this far beyond the group's end
+KEPT_INNER_SHARE = 0.75  # a kept end's grip with no room beyond it: this share of the way out, midway between
+# the stack grips (0.5) and the FOV edge grip at the end
 AXES = ("read", "phase", "slice")
 
 
@@ -211,8 +213,12 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
         near = max((abs(t) for t, _, _ in ends if t < 0), default=far)
         # beyond the far end; else beyond the near one; else on the centre line inside the group
         ts = [far + offset, -(near + offset), 0.6 * far, -0.6 * near]
-        if toward is not None and float(np.asarray(toward, float) @ l3) < 0:  # kept at the other end
-            ts = [ts[1], ts[0], ts[3], ts[2]]
+        if toward is not None:  # the end it keeps, beyond it or else inside it (clear of the stack's grips),
+            # before the other end's spots
+            keep = 1 if float(np.asarray(toward, float) @ l3) >= 0 else -1
+            ends_t = {1: far, -1: -near}
+            ts = [ends_t[keep] + keep * offset, KEPT_INNER_SHARE * ends_t[keep], ends_t[-keep] - keep * offset,
+                  0.6 * ends_t[-keep]]
         spots = [_uv(display, pc + t * l3) for t in ts]
         ru, rv = next((sp for sp in spots if free is None or free(*sp)), spots[0])
         out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
