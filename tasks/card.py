@@ -257,6 +257,11 @@ class MRQueueRow(_Spec):
                                        "slice too basal, trigger off)")
     stop_fault: bool | None = Field(None, description="this running row stops partway with a hardware fault "
                                     "(perturbations.stop_fault_fraction of its scan time); Go resumes it")
+    optional: bool | None = Field(None, description="an earlier acquisition present in about half the episodes "
+                                  "(the console's own seeded stream, so no other draw moves): the rows after it "
+                                  "sit at other list places, so a fixed click on a list place misses the row a "
+                                  "remedy acts on (issue 21). A done row; never named by open, layout or "
+                                  "shuffle_rows")
 
     @model_validator(mode="after")
     def _consistent(self) -> "MRQueueRow":
@@ -270,6 +275,8 @@ class MRQueueRow(_Spec):
             raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
         if self.stop_fault and self.status != "running":
             raise ValueError("stop_fault stops the running row: its status must be running")
+        if self.optional and self.status != "done":
+            raise ValueError("an optional row is an earlier acquisition: its status must be done")
         if (self.mid_sax or self.mapping_fault) and self.protocol not in MR_MAPPING_PROTOCOLS:
             raise ValueError(f"mid_sax / mapping_fault apply to a mapping row ({', '.join(MR_MAPPING_PROTOCOLS)}), "
                              f"not {self.protocol}")
@@ -330,6 +337,12 @@ class MRInitialState(ConsoleInputs):
         for where, k in refs:
             if k is not None and k > n:
                 raise ValueError(f"{where} = {k}, but the queue has {n} rows")
+            if k is not None and self.queue is not None and self.queue[k - 1].optional:
+                raise ValueError(f"{where} = {k} names an optional row, which half the episodes do not have")
+        if self.queue is not None and any(r.optional for r in self.queue) and self.layout is not None and \
+                any(v is not None and v.series is not None for v in self.layout.viewports or []):
+            raise ValueError("layout.viewports name a series by uid, but optional rows move series uids: name "
+                             "the row instead")
         if self.queue is not None and sum(r.status == "running" for r in self.queue) > 1:
             raise ValueError("at most one queue row can be running")
         if self.queue is not None and sum(bool(r.coverage_fault) for r in self.queue) > 1:
@@ -705,6 +718,15 @@ class MRCard(TaskCard):
     modality: Literal["mr"]
     initial_state: MRInitialState = Field(default_factory=MRInitialState)
     perturbations: MRPerturbations = Field(default_factory=MRPerturbations)
+
+    @model_validator(mode="after")
+    def _shuffled_rows_present(self) -> "MRCard":
+        queue = self.initial_state.queue
+        for k in self.perturbations.shuffle_rows or ():
+            if queue is not None and k <= len(queue) and queue[k - 1].optional:
+                raise ValueError(f"perturbations.shuffle_rows names row {k}, an optional row (absent in half the "
+                                 "episodes): shuffle rows every episode has")
+        return self
 
     @model_validator(mode="after")
     def _library_fault_drawn(self) -> "MRCard":
