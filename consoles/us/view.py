@@ -344,7 +344,7 @@ class USConsoleView(ConsoleViewBase):
     # ---- user input -------------------------------------------------------------------------
     def _map_pose(self) -> MapPose:
         m = self.model  # the bed frame, as the probe fields show it
-        return MapPose(m.value("probe_z_mm"), m.value("probe_azimuth_deg"), m.pose.rotation_deg, LIVE(m))
+        return MapPose(m.value("probe_z_mm"), m.value("probe_azimuth_deg"), m.value("probe_rotation_deg"), LIVE(m))
 
     def _drag_probe_to(self, z_mm: float, azimuth_deg: float) -> None:
         self._do(lambda: self.model.move_on_bed(z_mm, azimuth_deg))

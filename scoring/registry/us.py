@@ -185,7 +185,9 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
                                    _field_tolerance(oracle, side, pose, depth, "z_mm", 2.5, 80.0))
         out["probe_azimuth_deg"] = Answer(float(shown_pose["azimuth_deg"]),
                                           _field_tolerance(oracle, side, pose, depth, "azimuth_deg", 1.0, 40.0))
-        out["probe_rotation_deg"] = Answer(float(shown_pose["rotation_deg"]),
+        # the dial turns round: the answer as a signed angle (-180..180), so 358 and 2 lie 4 deg apart
+        rot = (float(shown_pose["rotation_deg"]) + 180.0) % 360.0 - 180.0
+        out["probe_rotation_deg"] = Answer(round(rot, 3),
                                            _field_tolerance(oracle, side, pose, depth, "rotation_deg", 1.0, 40.0))
     elif task.kind == "optimize":
         from scoring.subject_oracle import load_oracle
