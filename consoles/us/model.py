@@ -721,6 +721,10 @@ class USModel(ConsoleModelBase):
                 "coupling": self.coupling.to_dict(), "line_contact_mean": round(float(lc.mean()), 4),
                 "fraction_in_contact": round(float((lc > 0.5).mean()), 4)}
 
+    def contact_state(self) -> dict[str, Any]:
+        """Pressure, gel film and the share of scan lines in contact of the image on the screen."""
+        return self._contact_dict(self.beam())
+
     def image_dict(self) -> dict[str, Any]:
         """Where the image sits on the screen's image area (no pixels)."""
         fr = self.frame()
