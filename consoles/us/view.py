@@ -43,11 +43,11 @@ PROBE_ROWS = (("probe_z_mm", "Height"), ("probe_azimuth_deg", "Around body"), ("
               ("probe_tilt_deg", "Tilt (fan)"), ("probe_rock_deg", "Rock"), ("pressure_pct", "Pressure"))
 # Beside the probe fields (issue 24): each field's range and each angle's sign, in a sonographer's words (signs as
 # rendering.us_image.ProbeGeometry turns the beam and consoles/us/bed.py reads the bed frame; looking down on the
-# probe from outside the body: rotation turns the marker counterclockwise from the head, tilt fans the beam to
+# probe from outside the body: rotation turns the marker anticlockwise from the head, tilt fans the beam to
 # the right of a marker pointing away from you, rock swings it in the image plane towards the marker end).
 PROBE_HELP = (("probe_z_mm", "Height: along the bed, + = toward the head; {range}"),
               ("probe_azimuth_deg", "Around body: 0 = up, + = toward the patient's left; {range}"),
-              ("probe_rotation_deg", "Rotation: 0 = marker to bed's head, + = counterclockwise from above; {range}"),
+              ("probe_rotation_deg", "Rotation: 0 = marker to head, + = anticlockwise from above; {range}"),
               ("probe_tilt_deg", "Tilt: + = beam to your right, marker away from you; {range}"),
               ("probe_rock_deg", "Rock: + = beam toward the marker end (heel-toe); {range}"),
               ("pressure_pct", "Pressure: {range}; firmer presses the whole array onto the skin"))
