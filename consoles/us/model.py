@@ -421,9 +421,15 @@ class USModel(ConsoleModelBase):
     def _bounded_pose(self, pose: U.ProbePose) -> U.ProbePose:
         lo, hi = self.z_limits
         dz, dr = self.patient_z_mm, -self.patient_roll_deg
-        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1),
-                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr,
-                           rotation_deg=PARAM["probe_rotation_deg"].clamp(float(pose.rotation_deg) % 360.0) % 360.0,
+        z = round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1)
+        az = PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr
+        # the rotation is kept at the field's whole degrees as the field shows it (the bed frame)
+        try:
+            off = self.rotation_offset(replace(pose, z_mm=z, azimuth_deg=az))
+        except ValueError:  # off the body: _place refuses the pose
+            off = 0.0
+        rot = (PARAM["probe_rotation_deg"].clamp((float(pose.rotation_deg) + off) % 360.0) - off) % 360.0
+        return U.ProbePose(z_mm=z, azimuth_deg=az, rotation_deg=round(rot, 3) if off else rot,
                            tilt_deg=PARAM["probe_tilt_deg"].clamp(pose.tilt_deg),
                            rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
                            pressure=round(PARAM["pressure_pct"].clamp(pose.pressure * 100.0) / 100.0, 2))
