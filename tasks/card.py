@@ -570,8 +570,15 @@ class USPerturbations(ConsoleInputs):
         "Roll of the patient about the body's long axis, deg (+: the left side up, so the left flank turns "
         "towards the ceiling; the probe's position around the body is shown as body angle - roll): renal "
         "scans are done supine and in posterior-oblique positions (a wedge under one side rolls the "
-        "patient 15-45 deg; the left kidney from a right posterior oblique), so the flank window lies at "
-        "another bed angle."))
+        "patient 15-45 deg; the left kidney from a right posterior oblique) and in the lateral decubitus "
+        "position (90 deg: the patient on the other side, the kidney's flank up), so the flank window lies "
+        "at another bed angle."))
+    patient_yaw_deg: RangeOrRanges | None = Field(None, description=(
+        "Turn of the patient on the bed about its vertical, deg (+: the head towards the bed's left), read by "
+        "the probe's rotation field, which is measured from the bed's head direction on the skin "
+        "(consoles/us/bed.py): a patient in a lateral decubitus or oblique position on a wedge lies "
+        "obliquely on the couch rather than along its edge, by an assumed 10-30 deg either way (a "
+        "judgement, not a published figure). A list of ranges: one per seed, balanced."))
     aim_window_deg: RangeOrRanges | None = Field(None, description=(
         "The acoustic window of a task that starts on a kidney: its long-axis plane turned this much about "
         "the kidney's axis (+ anterior, through the liver or spleen; - posterior, through the back "
@@ -588,7 +595,7 @@ class USPerturbations(ConsoleInputs):
     def _placement(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
 
-    @field_validator("aim_window_deg", "tgc_offset_db")
+    @field_validator("aim_window_deg", "tgc_offset_db", "patient_yaw_deg")
     @classmethod
     def _windows(cls, v: RangeOrRanges | None) -> RangeOrRanges | None:
         return _ranges(v)
