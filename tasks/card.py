@@ -234,6 +234,9 @@ class MRQueueRow(_Spec):
     params: dict[str, float | str] | None = None
     remaining_s: float | None = Field(None, gt=0)
     cover_labels: list[str] | None = Field(None, min_length=1)
+    lr_on_isocentre: bool | None = Field(None, description="a cover_labels row keeps its L/R centre on the "
+                                         "isocentre (a slab placed in F/H and A/P only), so where the organs "
+                                         "lie sideways in it follows the patient's position")
     plan_error: bool | None = Field(None, description="seed an error into this row's geometry: its normal "
                                     "tilted by perturbations.plan_tilt_deg and its centre shifted by "
                                     "perturbations.plan_shift_mm, in seeded directions")
@@ -255,6 +258,8 @@ class MRQueueRow(_Spec):
             raise ValueError("remaining_s is only meaningful for a running row")
         if self.cover_labels is not None and self.status not in ("done", "pending", None):
             raise ValueError("cover_labels fits an acquired or a pending row: its status must be done or pending")
+        if self.lr_on_isocentre and self.cover_labels is None:
+            raise ValueError("lr_on_isocentre places a row fitted to organs: give cover_labels too")
         if self.coverage_fault and self.cover_labels is None:
             raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
         if self.stop_fault and self.status != "running":

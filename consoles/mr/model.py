@@ -406,7 +406,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     # ---- initial state --------------------------------------------------------------------------
     def _row_from_spec(self, spec: dict[str, Any], draws: PerturbationDraws | None = None) -> QueueRow:
         """A row of the card's initial queue: {"protocol", "name"?, "status"?, "params"?, "remaining_s"?,
-        "cover_labels"?}.
+        "cover_labels"?, "lr_on_isocentre"?}.
 
         "done" rows were acquired before the session (their series exist, prior); a "running" row has
         `remaining_s` left at t = 0 (perturbation "running_remaining_s" draws it), or is done already when
@@ -418,7 +418,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self._apply_param(row, name, value)
         status = str(spec.get("status", "pending"))
         if spec.get("cover_labels"):
-            self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done")
+            self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done",
+                                lr_on_isocentre=bool(spec.get("lr_on_isocentre")))
         if spec.get("coverage_fault") and self.coverage_fault is not None:
             self._apply_coverage_fault(row, list(spec["cover_labels"]))
         if spec.get("plan_error"):
@@ -472,12 +473,16 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         return lo, hi
 
     def _fit_to_labels(self, row: QueueRow, prefixes: list[str], draws: PerturbationDraws | None,
-                       clip: bool = True) -> None:
+                       clip: bool = True, lr_on_isocentre: bool = False) -> None:
         """Centre a coronal row on the organs and size its slab over their AP extent; clipped (an acquired
         row, `clip`, with prior_clipped): move the FOV along F/H so the highest top (or lowest bottom) of the
-        organs lies `clip` mm outside it."""
+        organs lies `clip` mm outside it. `lr_on_isocentre` (card key of a row spec) leaves the row's L/R
+        centre on the isocentre, as a slab placed in F/H and A/P only is: its wide default FOV still holds
+        the organs, but where they lie sideways follows the patient's position on the table."""
         lo, hi = self._label_box(prefixes)
         c = (lo + hi) / 2.0
+        if lr_on_isocentre:
+            c[0] = self.isocentre_mm[0]
         p = row.params
         step = p.thickness_mm + p.gap_mm
         p.n_slices = int(math.ceil((hi[1] - lo[1] + 2 * CLIP_MARGIN_MM) / step))
