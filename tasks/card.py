@@ -315,6 +315,10 @@ class MRInitialState(ConsoleInputs):
     library_mapping_fault: bool | None = Field(None, description="the library's mapping protocols carry the "
                                                "seeded perturbations.mapping_fault: every mapping row added during "
                                                "the session gets it (an empty-queue task's fault)")
+    library_plan_error: bool | None = Field(None, description="the library's mapping protocols carry a plan saved "
+                                            "on another patient: every mapping row added during the session "
+                                            "starts tilted by perturbations.plan_tilt_deg and shifted by "
+                                            "plan_shift_mm (seeded directions, one per protocol and episode)")
 
     @model_validator(mode="after")
     def _rows_exist(self) -> "MRInitialState":
@@ -711,6 +715,9 @@ class MRCard(TaskCard):
                 raise ValueError("perturbations.mapping_fault: basal_slice cannot live in the library (the agent "
                                  "plans an added row's slice itself); use shim_off_heart, window_exceeds_rr, "
                                  "untriggered or none")
+        if self.initial_state.library_plan_error and self.perturbations.plan_tilt_deg is None:
+            raise ValueError("initial_state.library_plan_error needs perturbations.plan_tilt_deg to draw the "
+                             "saved plan's tilt")
         return self
 
 

@@ -329,6 +329,11 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.seeded: dict[str, Any] = {}  # seeded errors of the initial state, for the dump's "start" (oracles)
         if self.library_mapping_fault:
             self.seeded.update({"mapping_fault": self.mapping_fault, "mapping_fault_source": "library"})
+        # issue 21: an empty-queue task's library carries mapping plans saved on another patient (drawn here,
+        # once per protocol, so what the agent adds when does not change the draws)
+        self.library_plans: dict[str, dict[str, Any]] = {}
+        if st.get("library_plan_error"):
+            self._draw_library_plans(draws)
         self.declare(PARAMETERS)
         specs = [dict(spec) for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE])]
         names_rng = self.rng("row_names")
@@ -532,6 +537,29 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.seeded.setdefault("plan_errors", {})[str(row.uid)] = {"tilt_deg": round(tilt, 2),
                                                                    "shift_mm": round(shift, 2)}
 
+    def _draw_library_plans(self, draws: PerturbationDraws) -> None:
+        """The saved geometry of each mapping protocol of the library: its default short-axis orientation at the
+        isocentre tilted by plan_tilt_deg about a seeded in-plane axis and shifted by plan_shift_mm in a seeded
+        direction (the last patient's plan, whose long axis is 15-25 deg off this one's). Every mapping row
+        added starts from it; the start record's seeded["library_plans"] holds each pose for the oracles."""
+        for proto in PROTOCOLS:
+            if not mapping.is_mapping(proto):
+                continue
+            tilt = draws.uniform("plan_tilt_deg", (0.0, 0.0))
+            shift = draws.uniform("plan_shift_mm", (0.0, 0.0))
+            rng = self.rng("library_plan", proto.id)
+            pose = RowParams.from_protocol(proto, self.isocentre_mm, self.field_t).pose()
+            phi = float(rng.uniform(0.0, 2.0 * math.pi))
+            axis = math.cos(phi) * pose.u + math.sin(phi) * pose.v
+            d = rng.normal(size=3)
+            pose = pose.rotated(axis, tilt).translated(shift * d / float(np.linalg.norm(d)))
+            self.library_plans[proto.id] = {"pose": pose, "tilt_deg": round(tilt, 2), "shift_mm": round(shift, 2)}
+            params = RowParams.from_protocol(proto, self.isocentre_mm, self.field_t)
+            params.set_pose(pose)  # as the row will hold it (its fields' convention)
+            self.seeded.setdefault("library_plans", {})[proto.id] = {
+                "normal": [round(float(x), 6) for x in params.normal()], "centre_mm": list(params.centre_mm),
+                "tilt_deg": round(tilt, 2), "shift_mm": round(shift, 2)}
+
     def _lv_axis(self) -> tuple[np.ndarray, np.ndarray, float, float]:
         """(unit axis base -> apex, the base point, extent lo, hi along it) of the left ventricle from its
         labels: the base where the LV blood pool meets the left atrium (the mitral valve), the apex the LV
@@ -713,6 +741,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     def add_protocol(self, pid: str, position: int | None = None) -> int:
         """Add a protocol of the library to the queue (at 0-based `position`, default the end); its uid."""
         row = self._new_row(pid, position=position)
+        if pid in self.library_plans:  # the saved plan first: a seeded shim fault sits relative to the slice
+            row.params.set_pose(self.library_plans[pid]["pose"])
         if self.library_mapping_fault and mapping.is_mapping(get_protocol(pid)):
             self._apply_mapping_fault(row, record=False)
         self._log("row_added", row=row.uid, protocol=pid, index=self.index_of(row.uid))
