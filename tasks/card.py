@@ -244,6 +244,8 @@ class MRQueueRow(_Spec):
                                         "numeric parameter set so the fitted slab or FOV clips the organs)")
     mid_sax: bool | None = Field(None, description="a mapping row planned on the heart's short axis at mid-ventricle "
                                  "(fitted to the LV labels as the console sees them)")
+    heart_shim: bool | None = Field(None, description="the row's adjust volume fitted around the heart (1 cm margins "
+                                    "on the group's axes), as a cardiac row set up for this patient is shimmed")
     mapping_fault: bool | None = Field(None, description="apply the seeded perturbations.mapping_fault to this "
                                        "mapping row (shim box off the heart, window overrunning the RR interval, "
                                        "slice too basal, trigger off)")
@@ -392,6 +394,12 @@ class MRPerturbations(ConsoleInputs):
         None, min_length=2, description="parameter sets the initial queue's mapping rows were copied with from "
         "another exam (one set per episode, balanced over seeds; over the card's row params): which parameters "
         "are wrong for this patient varies, so a script that fixes one episode's leaves another's standing")
+    # ---- issue 21: how far a seeded mapping fault is off (MRModel._draw_fault_amounts) ----
+    shim_fault_offset_mm: Range | None = Field(None, description="a shim_off_heart fault's shim box this far (mm) "
+                                               "from the slice centre, in a seeded in-plane direction (default "
+                                               "120 mm along read)")
+    basal_fault_share: Range | None = Field(None, description="a basal_slice fault moves the slice this share of "
+                                            "the LV's length towards the base (default 0.3)")
     # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
     isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
                                           "patients lie off the table's centre line by up to 2-3 cm")
@@ -420,7 +428,7 @@ class MRPerturbations(ConsoleInputs):
         return None if v is None else _range()(v)
 
     @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm",
-                     "plan_tilt_deg", "plan_shift_mm")
+                     "plan_tilt_deg", "plan_shift_mm", "shim_fault_offset_mm", "basal_fault_share")
     @classmethod
     def _magnitude(cls, v: Range | None) -> Range | None:
         return None if v is None else _range(0.0)(v)

@@ -49,6 +49,7 @@ from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan
 from rendering.geometry import PlanePose, orientation_text
 from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series
 from rendering.seeding import seeded_rng
+from rendering.subjects.labels import ORGANS
 
 __all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "SeriesEntry", "PARAMETERS", "CHOICES", "CARD",
            "STATUSES", "LOCALIZER_SHORT"]
@@ -65,9 +66,13 @@ FAULT_SLAB_SHARE = 0.6  # a seeded slab fault leaves a slab of this share of the
 _LABEL_BOXES: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = {}  # (subject, prefixes) -> box
 # mapping faults (MRModel._apply_mapping_fault): a shim box 12 cm off the slice centre along read, 9 x 9 x 6 cm
 # (it misses most of the heart); a 450 ms window ending 200 ms into the next beat (systole); a slice moved
-# 30 % of the LV's length towards the base (into the basal third, partial volume with the atrium)
+# 30 % of the LV's length towards the base (into the basal third, partial volume with the atrium). Cards may
+# draw the shim offset (perturbations.shim_fault_offset_mm, in a seeded in-plane direction) and the basal
+# share (basal_fault_share) per episode instead (MRModel._draw_fault_amounts).
 SHIM_FAULT_OFFSET_MM = (120.0, 0.0, 0.0)
 SHIM_FAULT_SIZE_MM = (90.0, 90.0, 60.0)
+HEART_SHIM_MARGIN_MM = 10.0  # a staged cardiac row's adjust volume (heart_shim): the heart plus 1 cm on every face
+_HEART_POINTS: dict[str, np.ndarray] = {}  # subject -> heart voxel centres (subject mm)
 RR_FAULT_WINDOW_MS = 450.0
 RR_FAULT_OVERRUN_MS = 200.0
 BASAL_FAULT_SHARE = 0.3
@@ -319,6 +324,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         # mapping tasks: the fault seeded into mapping_fault rows (balanced over seeds, "none" among them)
         self.mapping_fault: str | None = str(self._balanced("mapping_fault", draws.perturbations["mapping_fault"])) \
             if draws.has("mapping_fault") else None
+        self.shim_fault_offset_mm, self.basal_fault_share = self._draw_fault_amounts(draws)
         # issue 21: the parameter set the initial queue's mapping rows were copied with (balanced over seeds)
         self.copied_params: dict[str, Any] | None = dict(self._balanced("copied_params",
                                                                          draws.perturbations["copied_params"])) \
@@ -387,6 +393,20 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         yc = float((y[rows[0]] + y[rows[-1]]) / 2.0) if rows.size else 0.0
         return (0.0, round(yc, 1), round(float(z_mm), 1))
 
+    def _draw_fault_amounts(self, draws: PerturbationDraws) -> tuple[tuple[float, float, float], float]:
+        """How far a seeded mapping fault is off (issue 21: a fix that moves with the episode): the shim box's
+        offset from the slice centre, shim_fault_offset_mm [lo, hi] in a seeded in-plane direction, and the basal
+        slice's shift as a share of the LV's length, basal_fault_share [lo, hi]; the fixed amounts without the
+        keys. Drawn from the episode's own "mapping_fault_amount" stream, so no other draw moves."""
+        rng = self.rng("mapping_fault_amount")
+        r = float(rng.uniform(*(draws.perturbations["shim_fault_offset_mm"] if draws.has("shim_fault_offset_mm")
+                                else (SHIM_FAULT_OFFSET_MM[0],) * 2)))
+        theta = float(rng.uniform(0.0, 2.0 * math.pi)) if draws.has("shim_fault_offset_mm") else 0.0
+        share = float(rng.uniform(*(draws.perturbations["basal_fault_share"] if draws.has("basal_fault_share")
+                                    else (BASAL_FAULT_SHARE,) * 2)))
+        offset = (round(r * math.cos(theta), 1) + 0.0, round(r * math.sin(theta), 1) + 0.0, 0.0)
+        return offset, round(share, 3)
+
     def _isocentre_offset(self, draws: PerturbationDraws) -> tuple[float, float, float]:
         """Where the isocentre lies off the body's midline and A/P middle (subject mm, x left, y posterior;
         z is the landmark shift): the patient lies a little to one side of the table's centre line and higher
@@ -431,6 +451,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self._seed_plan_error(row, draws)
         if spec.get("mid_sax"):
             self._plan_mid_sax(row)
+        if spec.get("heart_shim"):
+            self._fit_shim_to_heart(row)
         if self.copied_params and mapping.is_mapping(row.proto):  # issue 21: over the staged plan's timing
             for name, value in self.copied_params.items():
                 if name != "scheme" or row.params.scheme is not None:  # a T2 map has no MOLLI scheme
@@ -603,6 +625,24 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         row.params.trigger_delay_ms, row.params.acq_window_ms = mapping.recommended_timing(
             row.params, row.proto, self.heart_rate_bpm)
 
+    def _fit_shim_to_heart(self, row: QueueRow) -> None:
+        """Fit a row's adjust volume around the heart on the group's axes with HEART_SHIM_MARGIN_MM on every face
+        (a cardiac protocol set up for this patient shims over the heart, not over the slab); the heart's voxels
+        are read once per subject."""
+        key = self.subject.id
+        if key not in _HEART_POINTS:
+            ids = [k for k, n in self.subject.label_names.items() if n in ORGANS["heart"]]
+            self._require(bool(ids), "this subject has no heart labels")
+            k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
+            _HEART_POINTS[key] = np.stack([self.subject.world_x()[i], self.subject.world_y()[j],
+                                           self.subject.world_z()[k]], axis=1)
+        pose = row.params.pose()
+        axes = np.stack([pose.u, pose.v, pose.normal])
+        pts = _HEART_POINTS[key] @ axes.T
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        row.params.shim_centre_mm = tuple(round(float(x), 3) + 0.0 for x in ((lo + hi) / 2.0) @ axes)
+        row.params.shim_size_mm = tuple(round(float(x), 1) for x in hi - lo + 2.0 * HEART_SHIM_MARGIN_MM)
+
     def _apply_mapping_fault(self, row: QueueRow, record: bool = True) -> None:
         """Spoil a mapping row with self.mapping_fault: its shim box moved off the heart, a trigger delay plus
         window overrunning the RR interval, its slice moved towards the base, or its trigger off. `record`
@@ -611,7 +651,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         name = self.mapping_fault
         p = row.params
         if name == "shim_off_heart":
-            mapping.offset_shim(p, SHIM_FAULT_OFFSET_MM, SHIM_FAULT_SIZE_MM)
+            mapping.offset_shim(p, self.shim_fault_offset_mm, SHIM_FAULT_SIZE_MM)
         elif name == "window_exceeds_rr":
             rr = 60000.0 / self.heart_rate_bpm
             p.acq_window_ms = RR_FAULT_WINDOW_MS
@@ -619,12 +659,16 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         elif name == "basal_slice":
             axis, c, lo, hi = self._lv_axis()
             pose = p.pose()
-            p.set_pose(pose.translated(-BASAL_FAULT_SHARE * (hi - lo) * axis))
+            p.set_pose(pose.translated(-self.basal_fault_share * (hi - lo) * axis))
         elif name == "untriggered":
             p.trigger = "none"
         if record:
             self.seeded["mapping_fault"] = name
             self.seeded.setdefault("mapping_fault_rows", []).append(row.uid)
+            if name == "shim_off_heart":
+                self.seeded["shim_fault_offset_mm"] = list(self.shim_fault_offset_mm)
+            elif name == "basal_slice":
+                self.seeded["basal_fault_share"] = self.basal_fault_share
 
     def _fault_stop(self, uid: int) -> None:
         """A hardware fault stops the running row partway (no series); Go on the open stopped row resumes it."""

@@ -97,8 +97,8 @@ MAP_PROTOCOLS = ("t1_map_molli", "t2_map_t2prep")
 MAP_MAX_ANGLE_DEG = 10.0
 # Mid-ventricular (the SCMR mapping consensus: one mid-ventricular SAX slice): the slice centre between the
 # basal and apical thirds of the mitral-valve-centre -> epicardial-apex distance (the AHA 17-segment model's
-# mid ring). The console's seeded basal fault moves a mid slice 30 % of the LV's length towards the base:
-# it lands at about a fifth, in the basal third.
+# mid ring). The console's seeded basal fault moves a mid slice 30 % of the LV's length towards the base
+# (a card may draw 35-45 %): it lands at about a fifth (or less), in the basal third.
 MAP_MID_RANGE = (1.0 / 3.0, 2.0 / 3.0)
 # Slice thickness of a mapping slice: 6-8 mm (SCMR 2017 consensus on T1/T2 mapping); thicker slices add
 # partial volume with blood at the thin apical-mid wall.
