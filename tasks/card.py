@@ -400,6 +400,12 @@ class MRPerturbations(ConsoleInputs):
                                                "120 mm along read)")
     basal_fault_share: Range | None = Field(None, description="a basal_slice fault moves the slice this share of "
                                             "the LV's length towards the base (default 0.3)")
+    # ---- issue 21: a coverage_fault row's slab (MRModel._seed_slab_variant) ----
+    slab_thickness_mm: Range | None = Field(None, description="the coverage_fault row's slice thickness (mm, 0.5 mm "
+                                            "steps): the site's protocol variant, its slice count fitted to it")
+    slab_gap_share: Range | None = Field(None, description="the coverage_fault row's gap as a share of its thickness")
+    fault_slab_share: Range | None = Field(None, description="the spoilt slab's length as a share of the organs' "
+                                           "A/P extent (default 0.6)")
     # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
     isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
                                           "patients lie off the table's centre line by up to 2-3 cm")
@@ -428,7 +434,8 @@ class MRPerturbations(ConsoleInputs):
         return None if v is None else _range()(v)
 
     @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm",
-                     "plan_tilt_deg", "plan_shift_mm", "shim_fault_offset_mm", "basal_fault_share")
+                     "plan_tilt_deg", "plan_shift_mm", "shim_fault_offset_mm", "basal_fault_share",
+                     "slab_thickness_mm", "slab_gap_share", "fault_slab_share")
     @classmethod
     def _magnitude(cls, v: Range | None) -> Range | None:
         return None if v is None else _range(0.0)(v)

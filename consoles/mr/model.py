@@ -325,6 +325,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.mapping_fault: str | None = str(self._balanced("mapping_fault", draws.perturbations["mapping_fault"])) \
             if draws.has("mapping_fault") else None
         self.shim_fault_offset_mm, self.basal_fault_share = self._draw_fault_amounts(draws)
+        self.fault_slab_share = FAULT_SLAB_SHARE  # a card's drawn fault_slab_share replaces it (_seed_slab_variant)
         # issue 21: the parameter set the initial queue's mapping rows were copied with (balanced over seeds)
         self.copied_params: dict[str, Any] | None = dict(self._balanced("copied_params",
                                                                          draws.perturbations["copied_params"])) \
@@ -442,6 +443,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         for name, value in (spec.get("params") or {}).items():
             self._apply_param(row, name, value)
         status = str(spec.get("status", "pending"))
+        if spec.get("coverage_fault") and draws is not None:
+            self._seed_slab_variant(row, draws)
         if spec.get("cover_labels"):
             self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done",
                                 lr_on_isocentre=bool(spec.get("lr_on_isocentre")))
@@ -525,15 +528,30 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self.seeded["prior_clip_mm"] = round(clip_mm, 1)
         p.centre_mm = (round(float(c[0]), 1), round(float(c[1]), 1), round(float(c[2]), 1))
 
+    def _seed_slab_variant(self, row: QueueRow, draws: PerturbationDraws) -> None:
+        """The site's variant of a coverage_fault row's slab (issue 21: the right number to type follows it):
+        slice thickness slab_thickness_mm [lo, hi] (0.5 mm steps) and gap slab_gap_share [lo, hi] of it (0.1 mm);
+        the fitted slice count follows from them. Drawn from the episode's own "slab_variant" stream, so no
+        other draw moves; without the keys the protocol's slab stays."""
+        rng = self.rng("slab_variant")
+        t = float(rng.uniform(*draws.perturbations.get("slab_thickness_mm", (0.0, 0.0))))
+        g = float(rng.uniform(*draws.perturbations.get("slab_gap_share", (0.0, 0.0))))
+        share = float(rng.uniform(*draws.perturbations.get("fault_slab_share", (0.0, 0.0))))
+        if draws.has("fault_slab_share"):
+            self.fault_slab_share = round(share, 3)
+        if draws.has("slab_thickness_mm"):
+            row.params.thickness_mm = round(2.0 * t) / 2.0
+            row.params.gap_mm = round(g * row.params.thickness_mm, 1) + 0.0 if draws.has("slab_gap_share") else 0.0
+
     def _apply_coverage_fault(self, row: QueueRow, prefixes: list[str]) -> None:
         """Spoil one numeric parameter of a row fitted to organs (self.coverage_fault), so its slab or FOV
-        clips them: too few slices or too thin slices for a slab of about 60 % of the organs' A/P extent, or an
-        F/H FOV 60 mm short of the organs."""
+        clips them: too few slices or too thin slices for a slab of FAULT_SLAB_SHARE (or the card's drawn
+        fault_slab_share) of the organs' A/P extent, or an F/H FOV 60 mm short of the organs."""
         p = row.params
         name = self.coverage_fault
         before = getattr(p, name)
         lo, hi = self._label_box(prefixes)
-        slab = FAULT_SLAB_SHARE * float(hi[1] - lo[1])
+        slab = self.fault_slab_share * float(hi[1] - lo[1])
         if name == "n_slices":
             p.n_slices = max(2, int(math.floor((slab + p.gap_mm) / (p.thickness_mm + p.gap_mm))))
         elif name == "thickness_mm":
@@ -542,7 +560,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         else:  # fov_phase_mm: the phase direction of a coronal group is F/H
             p.fov_phase_mm = float(max(PARAM["fov_phase_mm"].lo, 10.0 * math.floor((hi[2] - lo[2] - 60.0) / 10.0)))
         self.seeded.update({"coverage_fault": name, "coverage_fault_row": row.uid,
-                            "coverage_fault_from": before, "coverage_fault_to": getattr(p, name)})
+                            "coverage_fault_from": before, "coverage_fault_to": getattr(p, name),
+                            "coverage_fault_slab_share": self.fault_slab_share})
 
     def _seed_plan_error(self, row: QueueRow, draws: PerturbationDraws) -> None:
         """Tilt a row's normal by the drawn plan_tilt_deg about a seeded in-plane axis and shift its centre by
