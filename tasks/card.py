@@ -245,6 +245,9 @@ class MRQueueRow(_Spec):
     params: dict[str, float | str] | None = None
     remaining_s: float | None = Field(None, gt=0)
     cover_labels: list[str] | None = Field(None, min_length=1)
+    lr_on_isocentre: bool | None = Field(None, description="a cover_labels row keeps its L/R centre on the "
+                                         "isocentre (a slab placed in F/H and A/P only), so where the organs "
+                                         "lie sideways in it follows the patient's position")
     plan_error: bool | None = Field(None, description="seed an error into this row's geometry: its normal "
                                     "tilted by perturbations.plan_tilt_deg and its centre shifted by "
                                     "perturbations.plan_shift_mm, in seeded directions")
@@ -252,6 +255,8 @@ class MRQueueRow(_Spec):
                                         "numeric parameter set so the fitted slab or FOV clips the organs)")
     mid_sax: bool | None = Field(None, description="a mapping row planned on the heart's short axis at mid-ventricle "
                                  "(fitted to the LV labels as the console sees them)")
+    heart_shim: bool | None = Field(None, description="the row's adjust volume fitted around the heart (1 cm margins "
+                                    "on the group's axes), as a cardiac row set up for this patient is shimmed")
     mapping_fault: bool | None = Field(None, description="apply the seeded perturbations.mapping_fault to this "
                                        "mapping row (shim box off the heart, window overrunning the RR interval, "
                                        "slice too basal, trigger off)")
@@ -271,6 +276,8 @@ class MRQueueRow(_Spec):
             raise ValueError("remaining_s is only meaningful for a running row")
         if self.cover_labels is not None and self.status not in ("done", "pending", None):
             raise ValueError("cover_labels fits an acquired or a pending row: its status must be done or pending")
+        if self.lr_on_isocentre and self.cover_labels is None:
+            raise ValueError("lr_on_isocentre places a row fitted to organs: give cover_labels too")
         if self.coverage_fault and self.cover_labels is None:
             raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
         if self.stop_fault and self.status != "running":
@@ -328,6 +335,10 @@ class MRInitialState(ConsoleInputs):
     library_mapping_fault: bool | None = Field(None, description="the library's mapping protocols carry the "
                                                "seeded perturbations.mapping_fault: every mapping row added during "
                                                "the session gets it (an empty-queue task's fault)")
+    library_plan_error: bool | None = Field(None, description="the library's mapping protocols carry a plan saved "
+                                            "on another patient: every mapping row added during the session "
+                                            "starts tilted by perturbations.plan_tilt_deg and shifted by "
+                                            "plan_shift_mm (seeded directions, one per protocol and episode)")
 
     @model_validator(mode="after")
     def _rows_exist(self) -> "MRInitialState":
@@ -407,6 +418,18 @@ class MRPerturbations(ConsoleInputs):
         None, min_length=2, description="parameter sets the initial queue's mapping rows were copied with from "
         "another exam (one set per episode, balanced over seeds; over the card's row params): which parameters "
         "are wrong for this patient varies, so a script that fixes one episode's leaves another's standing")
+    # ---- issue 21: how far a seeded mapping fault is off (MRModel._draw_fault_amounts) ----
+    shim_fault_offset_mm: Range | None = Field(None, description="a shim_off_heart fault's shim box this far (mm) "
+                                               "from the slice centre, in a seeded in-plane direction (default "
+                                               "120 mm along read)")
+    basal_fault_share: Range | None = Field(None, description="a basal_slice fault moves the slice this share of "
+                                            "the LV's length towards the base (default 0.3)")
+    # ---- issue 21: a coverage_fault row's slab (MRModel._seed_slab_variant) ----
+    slab_thickness_mm: Range | None = Field(None, description="the coverage_fault row's slice thickness (mm, 0.5 mm "
+                                            "steps): the site's protocol variant, its slice count fitted to it")
+    slab_gap_share: Range | None = Field(None, description="the coverage_fault row's gap as a share of its thickness")
+    fault_slab_share: Range | None = Field(None, description="the spoilt slab's length as a share of the organs' "
+                                           "A/P extent (default 0.6)")
     # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
     isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
                                           "patients lie off the table's centre line by up to 2-3 cm")
@@ -435,7 +458,8 @@ class MRPerturbations(ConsoleInputs):
         return None if v is None else _range()(v)
 
     @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm",
-                     "plan_tilt_deg", "plan_shift_mm")
+                     "plan_tilt_deg", "plan_shift_mm", "shim_fault_offset_mm", "basal_fault_share",
+                     "slab_thickness_mm", "slab_gap_share", "fault_slab_share")
     @classmethod
     def _magnitude(cls, v: Range | None) -> Range | None:
         return None if v is None else _range(0.0)(v)
@@ -746,6 +770,9 @@ class MRCard(TaskCard):
                 raise ValueError("perturbations.mapping_fault: basal_slice cannot live in the library (the agent "
                                  "plans an added row's slice itself); use shim_off_heart, window_exceeds_rr, "
                                  "untriggered or none")
+        if self.initial_state.library_plan_error and self.perturbations.plan_tilt_deg is None:
+            raise ValueError("initial_state.library_plan_error needs perturbations.plan_tilt_deg to draw the "
+                             "saved plan's tilt")
         return self
 
 

@@ -49,6 +49,7 @@ from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan
 from rendering.geometry import PlanePose, orientation_text
 from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series
 from rendering.seeding import seeded_rng
+from rendering.subjects.labels import ORGANS
 
 __all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "SeriesEntry", "PARAMETERS", "CHOICES", "CARD",
            "STATUSES", "LOCALIZER_SHORT"]
@@ -65,9 +66,13 @@ FAULT_SLAB_SHARE = 0.6  # a seeded slab fault leaves a slab of this share of the
 _LABEL_BOXES: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = {}  # (subject, prefixes) -> box
 # mapping faults (MRModel._apply_mapping_fault): a shim box 12 cm off the slice centre along read, 9 x 9 x 6 cm
 # (it misses most of the heart); a 450 ms window ending 200 ms into the next beat (systole); a slice moved
-# 30 % of the LV's length towards the base (into the basal third, partial volume with the atrium)
+# 30 % of the LV's length towards the base (into the basal third, partial volume with the atrium). Cards may
+# draw the shim offset (perturbations.shim_fault_offset_mm, in a seeded in-plane direction) and the basal
+# share (basal_fault_share) per episode instead (MRModel._draw_fault_amounts).
 SHIM_FAULT_OFFSET_MM = (120.0, 0.0, 0.0)
 SHIM_FAULT_SIZE_MM = (90.0, 90.0, 60.0)
+HEART_SHIM_MARGIN_MM = 10.0  # a staged cardiac row's adjust volume (heart_shim): the heart plus 1 cm on every face
+_HEART_POINTS: dict[str, np.ndarray] = {}  # subject -> heart voxel centres (subject mm)
 RR_FAULT_WINDOW_MS = 450.0
 RR_FAULT_OVERRUN_MS = 200.0
 BASAL_FAULT_SHARE = 0.3
@@ -320,6 +325,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         # mapping tasks: the fault seeded into mapping_fault rows (balanced over seeds, "none" among them)
         self.mapping_fault: str | None = str(self._balanced("mapping_fault", draws.perturbations["mapping_fault"])) \
             if draws.has("mapping_fault") else None
+        self.shim_fault_offset_mm, self.basal_fault_share = self._draw_fault_amounts(draws)
+        self.fault_slab_share = FAULT_SLAB_SHARE  # a card's drawn fault_slab_share replaces it (_seed_slab_variant)
         # issue 21: the parameter set the initial queue's mapping rows were copied with (balanced over seeds)
         self.copied_params: dict[str, Any] | None = dict(self._balanced("copied_params",
                                                                          draws.perturbations["copied_params"])) \
@@ -330,6 +337,11 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.seeded: dict[str, Any] = {}  # seeded errors of the initial state, for the dump's "start" (oracles)
         if self.library_mapping_fault:
             self.seeded.update({"mapping_fault": self.mapping_fault, "mapping_fault_source": "library"})
+        # issue 21: an empty-queue task's library carries mapping plans saved on another patient (drawn here,
+        # once per protocol, so what the agent adds when does not change the draws)
+        self.library_plans: dict[str, dict[str, Any]] = {}
+        if st.get("library_plan_error"):
+            self._draw_library_plans(draws)
         self.declare(PARAMETERS)
         specs = [dict(spec) for spec in st.get("queue", [{"protocol": pid} for pid in DEFAULT_QUEUE])]
         names_rng = self.rng("row_names")
@@ -409,6 +421,20 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         yc = float((y[rows[0]] + y[rows[-1]]) / 2.0) if rows.size else 0.0
         return (0.0, round(yc, 1), round(float(z_mm), 1))
 
+    def _draw_fault_amounts(self, draws: PerturbationDraws) -> tuple[tuple[float, float, float], float]:
+        """How far a seeded mapping fault is off (issue 21: a fix that moves with the episode): the shim box's
+        offset from the slice centre, shim_fault_offset_mm [lo, hi] in a seeded in-plane direction, and the basal
+        slice's shift as a share of the LV's length, basal_fault_share [lo, hi]; the fixed amounts without the
+        keys. Drawn from the episode's own "mapping_fault_amount" stream, so no other draw moves."""
+        rng = self.rng("mapping_fault_amount")
+        r = float(rng.uniform(*(draws.perturbations["shim_fault_offset_mm"] if draws.has("shim_fault_offset_mm")
+                                else (SHIM_FAULT_OFFSET_MM[0],) * 2)))
+        theta = float(rng.uniform(0.0, 2.0 * math.pi)) if draws.has("shim_fault_offset_mm") else 0.0
+        share = float(rng.uniform(*(draws.perturbations["basal_fault_share"] if draws.has("basal_fault_share")
+                                    else (BASAL_FAULT_SHARE,) * 2)))
+        offset = (round(r * math.cos(theta), 1) + 0.0, round(r * math.sin(theta), 1) + 0.0, 0.0)
+        return offset, round(share, 3)
+
     def _isocentre_offset(self, draws: PerturbationDraws) -> tuple[float, float, float]:
         """Where the isocentre lies off the body's midline and A/P middle (subject mm, x left, y posterior;
         z is the landmark shift): the patient lies a little to one side of the table's centre line and higher
@@ -433,7 +459,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     # ---- initial state --------------------------------------------------------------------------
     def _row_from_spec(self, spec: dict[str, Any], draws: PerturbationDraws | None = None) -> QueueRow:
         """A row of the card's initial queue: {"protocol", "name"?, "status"?, "params"?, "remaining_s"?,
-        "cover_labels"?}.
+        "cover_labels"?, "lr_on_isocentre"?}.
 
         "done" rows were acquired before the session (their series exist, prior); a "running" row has
         `remaining_s` left at t = 0 (perturbation "running_remaining_s" draws it), or is done already when
@@ -444,14 +470,19 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         for name, value in (spec.get("params") or {}).items():
             self._apply_param(row, name, value)
         status = str(spec.get("status", "pending"))
+        if spec.get("coverage_fault") and draws is not None:
+            self._seed_slab_variant(row, draws)
         if spec.get("cover_labels"):
-            self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done")
+            self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done",
+                                lr_on_isocentre=bool(spec.get("lr_on_isocentre")))
         if spec.get("coverage_fault") and self.coverage_fault is not None:
             self._apply_coverage_fault(row, list(spec["cover_labels"]))
         if spec.get("plan_error"):
             self._seed_plan_error(row, draws)
         if spec.get("mid_sax"):
             self._plan_mid_sax(row)
+        if spec.get("heart_shim"):
+            self._fit_shim_to_heart(row)
         if self.copied_params and mapping.is_mapping(row.proto):  # issue 21: over the staged plan's timing
             for name, value in self.copied_params.items():
                 if name != "scheme" or row.params.scheme is not None:  # a T2 map has no MOLLI scheme
@@ -499,12 +530,16 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         return lo, hi
 
     def _fit_to_labels(self, row: QueueRow, prefixes: list[str], draws: PerturbationDraws | None,
-                       clip: bool = True) -> None:
+                       clip: bool = True, lr_on_isocentre: bool = False) -> None:
         """Centre a coronal row on the organs and size its slab over their AP extent; clipped (an acquired
         row, `clip`, with prior_clipped): move the FOV along F/H so the highest top (or lowest bottom) of the
-        organs lies `clip` mm outside it."""
+        organs lies `clip` mm outside it. `lr_on_isocentre` (card key of a row spec) leaves the row's L/R
+        centre on the isocentre, as a slab placed in F/H and A/P only is: its wide default FOV still holds
+        the organs, but where they lie sideways follows the patient's position on the table."""
         lo, hi = self._label_box(prefixes)
         c = (lo + hi) / 2.0
+        if lr_on_isocentre:
+            c[0] = self.isocentre_mm[0]
         p = row.params
         step = p.thickness_mm + p.gap_mm
         p.n_slices = int(math.ceil((hi[1] - lo[1] + 2 * CLIP_MARGIN_MM) / step))
@@ -520,15 +555,30 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self.seeded["prior_clip_mm"] = round(clip_mm, 1)
         p.centre_mm = (round(float(c[0]), 1), round(float(c[1]), 1), round(float(c[2]), 1))
 
+    def _seed_slab_variant(self, row: QueueRow, draws: PerturbationDraws) -> None:
+        """The site's variant of a coverage_fault row's slab (issue 21: the right number to type follows it):
+        slice thickness slab_thickness_mm [lo, hi] (0.5 mm steps) and gap slab_gap_share [lo, hi] of it (0.1 mm);
+        the fitted slice count follows from them. Drawn from the episode's own "slab_variant" stream, so no
+        other draw moves; without the keys the protocol's slab stays."""
+        rng = self.rng("slab_variant")
+        t = float(rng.uniform(*draws.perturbations.get("slab_thickness_mm", (0.0, 0.0))))
+        g = float(rng.uniform(*draws.perturbations.get("slab_gap_share", (0.0, 0.0))))
+        share = float(rng.uniform(*draws.perturbations.get("fault_slab_share", (0.0, 0.0))))
+        if draws.has("fault_slab_share"):
+            self.fault_slab_share = round(share, 3)
+        if draws.has("slab_thickness_mm"):
+            row.params.thickness_mm = round(2.0 * t) / 2.0
+            row.params.gap_mm = round(g * row.params.thickness_mm, 1) + 0.0 if draws.has("slab_gap_share") else 0.0
+
     def _apply_coverage_fault(self, row: QueueRow, prefixes: list[str]) -> None:
         """Spoil one numeric parameter of a row fitted to organs (self.coverage_fault), so its slab or FOV
-        clips them: too few slices or too thin slices for a slab of about 60 % of the organs' A/P extent, or an
-        F/H FOV 60 mm short of the organs."""
+        clips them: too few slices or too thin slices for a slab of FAULT_SLAB_SHARE (or the card's drawn
+        fault_slab_share) of the organs' A/P extent, or an F/H FOV 60 mm short of the organs."""
         p = row.params
         name = self.coverage_fault
         before = getattr(p, name)
         lo, hi = self._label_box(prefixes)
-        slab = FAULT_SLAB_SHARE * float(hi[1] - lo[1])
+        slab = self.fault_slab_share * float(hi[1] - lo[1])
         if name == "n_slices":
             p.n_slices = max(2, int(math.floor((slab + p.gap_mm) / (p.thickness_mm + p.gap_mm))))
         elif name == "thickness_mm":
@@ -537,7 +587,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         else:  # fov_phase_mm: the phase direction of a coronal group is F/H
             p.fov_phase_mm = float(max(PARAM["fov_phase_mm"].lo, 10.0 * math.floor((hi[2] - lo[2] - 60.0) / 10.0)))
         self.seeded.update({"coverage_fault": name, "coverage_fault_row": row.uid,
-                            "coverage_fault_from": before, "coverage_fault_to": getattr(p, name)})
+                            "coverage_fault_from": before, "coverage_fault_to": getattr(p, name),
+                            "coverage_fault_slab_share": self.fault_slab_share})
 
     def _seed_plan_error(self, row: QueueRow, draws: PerturbationDraws) -> None:
         """Tilt a row's normal by the drawn plan_tilt_deg about a seeded in-plane axis and shift its centre by
@@ -553,6 +604,29 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         row.params.set_pose(pose.rotated(axis, tilt).translated(shift * d))
         self.seeded.setdefault("plan_errors", {})[str(row.uid)] = {"tilt_deg": round(tilt, 2),
                                                                    "shift_mm": round(shift, 2)}
+
+    def _draw_library_plans(self, draws: PerturbationDraws) -> None:
+        """The saved geometry of each mapping protocol of the library: its default short-axis orientation at the
+        isocentre tilted by plan_tilt_deg about a seeded in-plane axis and shifted by plan_shift_mm in a seeded
+        direction (the last patient's plan, whose long axis is 15-25 deg off this one's). Every mapping row
+        added starts from it; the start record's seeded["library_plans"] holds each pose for the oracles."""
+        for proto in PROTOCOLS:
+            if not mapping.is_mapping(proto):
+                continue
+            tilt = draws.uniform("plan_tilt_deg", (0.0, 0.0))
+            shift = draws.uniform("plan_shift_mm", (0.0, 0.0))
+            rng = self.rng("library_plan", proto.id)
+            pose = RowParams.from_protocol(proto, self.isocentre_mm, self.field_t).pose()
+            phi = float(rng.uniform(0.0, 2.0 * math.pi))
+            axis = math.cos(phi) * pose.u + math.sin(phi) * pose.v
+            d = rng.normal(size=3)
+            pose = pose.rotated(axis, tilt).translated(shift * d / float(np.linalg.norm(d)))
+            self.library_plans[proto.id] = {"pose": pose, "tilt_deg": round(tilt, 2), "shift_mm": round(shift, 2)}
+            params = RowParams.from_protocol(proto, self.isocentre_mm, self.field_t)
+            params.set_pose(pose)  # as the row will hold it (its fields' convention)
+            self.seeded.setdefault("library_plans", {})[proto.id] = {
+                "normal": [round(float(x), 6) for x in params.normal()], "centre_mm": list(params.centre_mm),
+                "tilt_deg": round(tilt, 2), "shift_mm": round(shift, 2)}
 
     def _lv_axis(self) -> tuple[np.ndarray, np.ndarray, float, float]:
         """(unit axis base -> apex, the base point, extent lo, hi along it) of the left ventricle from its
@@ -597,6 +671,24 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         row.params.trigger_delay_ms, row.params.acq_window_ms = mapping.recommended_timing(
             row.params, row.proto, self.heart_rate_bpm)
 
+    def _fit_shim_to_heart(self, row: QueueRow) -> None:
+        """Fit a row's adjust volume around the heart on the group's axes with HEART_SHIM_MARGIN_MM on every face
+        (a cardiac protocol set up for this patient shims over the heart, not over the slab); the heart's voxels
+        are read once per subject."""
+        key = self.subject.id
+        if key not in _HEART_POINTS:
+            ids = [k for k, n in self.subject.label_names.items() if n in ORGANS["heart"]]
+            self._require(bool(ids), "this subject has no heart labels")
+            k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
+            _HEART_POINTS[key] = np.stack([self.subject.world_x()[i], self.subject.world_y()[j],
+                                           self.subject.world_z()[k]], axis=1)
+        pose = row.params.pose()
+        axes = np.stack([pose.u, pose.v, pose.normal])
+        pts = _HEART_POINTS[key] @ axes.T
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        row.params.shim_centre_mm = tuple(round(float(x), 3) + 0.0 for x in ((lo + hi) / 2.0) @ axes)
+        row.params.shim_size_mm = tuple(round(float(x), 1) for x in hi - lo + 2.0 * HEART_SHIM_MARGIN_MM)
+
     def _apply_mapping_fault(self, row: QueueRow, record: bool = True) -> None:
         """Spoil a mapping row with self.mapping_fault: its shim box moved off the heart, a trigger delay plus
         window overrunning the RR interval, its slice moved towards the base, or its trigger off. `record`
@@ -605,7 +697,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         name = self.mapping_fault
         p = row.params
         if name == "shim_off_heart":
-            mapping.offset_shim(p, SHIM_FAULT_OFFSET_MM, SHIM_FAULT_SIZE_MM)
+            mapping.offset_shim(p, self.shim_fault_offset_mm, SHIM_FAULT_SIZE_MM)
         elif name == "window_exceeds_rr":
             rr = 60000.0 / self.heart_rate_bpm
             p.acq_window_ms = RR_FAULT_WINDOW_MS
@@ -613,12 +705,16 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         elif name == "basal_slice":
             axis, c, lo, hi = self._lv_axis()
             pose = p.pose()
-            p.set_pose(pose.translated(-BASAL_FAULT_SHARE * (hi - lo) * axis))
+            p.set_pose(pose.translated(-self.basal_fault_share * (hi - lo) * axis))
         elif name == "untriggered":
             p.trigger = "none"
         if record:
             self.seeded["mapping_fault"] = name
             self.seeded.setdefault("mapping_fault_rows", []).append(row.uid)
+            if name == "shim_off_heart":
+                self.seeded["shim_fault_offset_mm"] = list(self.shim_fault_offset_mm)
+            elif name == "basal_slice":
+                self.seeded["basal_fault_share"] = self.basal_fault_share
 
     def _fault_stop(self, uid: int) -> None:
         """A hardware fault stops the running row partway (no series); Go on the open stopped row resumes it."""
@@ -735,6 +831,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     def add_protocol(self, pid: str, position: int | None = None) -> int:
         """Add a protocol of the library to the queue (at 0-based `position`, default the end); its uid."""
         row = self._new_row(pid, position=position)
+        if pid in self.library_plans:  # the saved plan first: a seeded shim fault sits relative to the slice
+            row.params.set_pose(self.library_plans[pid]["pose"])
         if self.library_mapping_fault and mapping.is_mapping(get_protocol(pid)):
             self._apply_mapping_fault(row, record=False)
         self._log("row_added", row=row.uid, protocol=pid, index=self.index_of(row.uid))

@@ -301,13 +301,17 @@ def geometry_parts(state: dict[str, Any], oracle, protocol: str) -> dict[str, tu
     """The mid-ventricular SAX target relative to where the map's row started (its start pose; a row added
     during the session starts at the isocentre, transverse): the LV long axis' tilt about the start plane's
     two in-plane axes (deg, tolerance MAP_MAX_ANGLE_DEG) and the target centre's offset from the start
-    centre along the axis (mm, tolerance the mid third's half-width)."""
+    centre along the axis (mm, tolerance the mid third's half-width). A row added from a library with a saved
+    plan (the start record's seeded["library_plans"]) starts from that plan."""
     base, apex = (np.asarray(x, float) for x in oracle.lv_long_axis)
     length = float(np.linalg.norm(apex - base))
     axis = (apex - base) / length
     row = next((r for r in state["start"]["queue"] if r["protocol"] == protocol), None)
+    saved = ((state["start"].get("seeded") or {}).get("library_plans") or {}).get(protocol)
     if row is not None:
         n0, c0 = np.asarray(row["params"]["normal"], float), np.asarray(row["params"]["centre_mm"], float)
+    elif saved is not None:  # a row added from a library that holds another patient's saved plan
+        n0, c0 = np.asarray(saved["normal"], float), np.asarray(saved["centre_mm"], float)
     else:
         n0, c0 = np.array([0.0, 0.0, 1.0]), np.asarray(state["isocentre_mm"], float)
     n0 = n0 / np.linalg.norm(n0)

@@ -12,7 +12,8 @@ Measures (in the details, per view or organ):
 - short-axis stack: angle between the stack normal and the LV long axis, LV coverage between the mitral
   plane and the apex by slab and FOV, the basal slice's position relative to the mitral plane;
 - renal slab: each kidney's coverage by slab and FOV (scoring.oracles.mr.series_coverage), the slab's excess
-  over the kidneys along its normal; numeric correction: the seeded parameter was changed; recovery: the
+  over the kidneys along its normal, how far the FOV reaches beyond the kidneys on each in-plane side (a
+  planned slab -- planning, recovery -- must keep it within RENAL_MAX_FOV_MARGIN_MM); numeric correction: the seeded parameter was changed; recovery: the
   centre moved towards the clipped pole;
 - shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's.
 
@@ -32,8 +33,8 @@ from scoring.answers import Answer
 from scoring.oracles import register
 from scoring.oracles.mr import end_row, events, series_coverage, session_events, start_rows
 from scoring.registry import entry_for_card
-from scoring.registry.mr import (KIDNEYS, LAX_FOV_LANDMARKS, PLANE_TOLERANCES, PLANNING, RENAL_MAX_SLAB_EXCESS_MM,
-                                 RENAL_MIN_COVERAGE, SAX_MAX_ANGLE_DEG, SAX_MAX_BASAL_ATRIAL_MM, SAX_MIN_LV_COVERAGE,
+from scoring.registry.mr import (KIDNEYS, LAX_FOV_LANDMARKS, PLANE_TOLERANCES, PLANNING, RENAL_MAX_FOV_MARGIN_MM,
+                                 RENAL_MAX_SLAB_EXCESS_MM, RENAL_MIN_COVERAGE, SAX_MAX_ANGLE_DEG, SAX_MAX_BASAL_ATRIAL_MM, SAX_MIN_LV_COVERAGE,
                                  SHIM_FULL_AQ_RATIO, SHIM_MAX_VOLUME_RATIO, SHIM_MIN_HEART_INSIDE, VIEW_PROTOCOL, MRTask)
 from scoring.verdict import OracleResult
 from scoring.workflow import checks_verdict
@@ -155,17 +156,23 @@ def slab_extent(series: dict[str, Any]) -> tuple[float, float]:
 
 
 def renal_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
-    """Each kidney's coverage by slab and FOV and the slab's excess along its normal."""
+    """Each kidney's coverage by slab and FOV, the slab's excess along its normal and the FOV's reach beyond
+    the kidneys on each in-plane side (mm; negative: the FOV edge cuts them)."""
     organs = {k: organ_points(oracle, k) for k in KIDNEYS}
     cov = {k: round(series_coverage(series, organs[k]), 4) for k in KIDNEYS}
     pts = np.concatenate(list(organs.values()))
     c0 = np.asarray(series["images"][0]["centre_mm"], float)
-    n = _axes(series)[2]
+    u, v, n = _axes(series)
     s = (pts - c0) @ n
     lo, hi = slab_extent(series)
     organ = float(s.max() - s.min()) + 2.0  # voxel centres -> voxel edges (2 mm grid)
+    margins = {}
+    for name, axis, half in zip(("read", "phase"), (u, v), half_fov(series)):
+        a = (pts - c0) @ axis
+        margins[f"{name}_lo"] = round(half + float(a.min()) - 1.0, 2)  # voxel centres -> edges
+        margins[f"{name}_hi"] = round(half - float(a.max()) - 1.0, 2)
     return {"kidney_coverage": cov, "slab_mm": round(hi - lo, 2), "kidneys_extent_mm": round(organ, 2),
-            "slab_excess_mm": round((hi - lo) - organ, 2), "series": series["uid"]}
+            "slab_excess_mm": round((hi - lo) - organ, 2), "fov_margin_mm": margins, "series": series["uid"]}
 
 
 def shim_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
@@ -287,7 +294,10 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
         names = stage_names(task)
         stages.update({names[0]: planned, names[1]: acquired})
         s = acquired_series(state, task.protocol)
+        fitted_fov = task.kind in ("renal_slab", "renal_recovery")  # the agent plans the FOV itself
         details["thresholds"] = {"coverage": RENAL_MIN_COVERAGE, "slab_excess_mm": RENAL_MAX_SLAB_EXCESS_MM}
+        if fitted_fov:
+            details["thresholds"]["fov_margin_mm"] = RENAL_MAX_FOV_MARGIN_MM
         if s is None:
             checks["series_acquired"] = False
             terms = [0.0]
@@ -299,6 +309,10 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
                 terms.append(coverage_term(m["kidney_coverage"][k], RENAL_MIN_COVERAGE))
             checks["slab_not_excessive"] = m["slab_excess_mm"] <= RENAL_MAX_SLAB_EXCESS_MM
             terms.append(aq_term(max(0.0, m["slab_excess_mm"] - 15.0), RENAL_MAX_SLAB_EXCESS_MM - 15.0))
+            if fitted_fov:
+                widest = max(m["fov_margin_mm"].values())
+                checks["fov_fitted_to_kidneys"] = widest <= RENAL_MAX_FOV_MARGIN_MM
+                terms.append(aq_term(max(0.0, widest - 10.0), RENAL_MAX_FOV_MARGIN_MM - 10.0))
             seeded = state["start"].get("seeded") or {}
             if task.kind == "renal_numeric":
                 fault = seeded.get("coverage_fault")
@@ -398,15 +412,14 @@ def planning_answers(task: MRTask, state: dict[str, Any], ops: list) -> dict[str
         pts = np.concatenate([organ_points(orc, k) for k in KIDNEYS])
         lo, hi = pts.min(axis=0) - 1.0, pts.max(axis=0) + 1.0
         c, ext = (lo + hi) / 2.0 - iso, hi - lo
-        s = acquired_series(state, task.protocol)
-        fov_read, fov_phase = (2.0 * h for h in half_fov(s)) if s is not None else (None, None)
         if task.kind != "renal_numeric":
             # A/P: the slab (coronal) must hold the kidneys' A/P extent and may exceed it by at most
-            # RENAL_MAX_SLAB_EXCESS_MM, so its centre may be off by at most half of that
+            # RENAL_MAX_SLAB_EXCESS_MM, so its centre may be off by at most half of that; F/H and L/R
+            # likewise: the FOV must hold the kidneys and reach at most RENAL_MAX_FOV_MARGIN_MM beyond them
+            # on each side, so the widest acceptable FOV is centred within half of that
             out["kidneys_ap_centre_mm"] = Answer(round(float(c[1]), 2), RENAL_MAX_SLAB_EXCESS_MM / 2.0)
-            if s is not None:  # F/H and L/R: the FOV the reference acquired, less the kidneys, on each side
-                out["kidneys_fh_centre_mm"] = Answer(round(float(c[2]), 2), max(1.0, (fov_phase - ext[2]) / 2.0))
-                out["kidneys_lr_centre_mm"] = Answer(round(float(c[0]), 2), max(1.0, (fov_read - ext[0]) / 2.0))
+            out["kidneys_fh_centre_mm"] = Answer(round(float(c[2]), 2), RENAL_MAX_FOV_MARGIN_MM / 2.0)
+            out["kidneys_lr_centre_mm"] = Answer(round(float(c[0]), 2), RENAL_MAX_FOV_MARGIN_MM / 2.0)
         else:
             fault = (state["start"].get("seeded") or {}).get("coverage_fault")
             row = next(r for r in state["start"]["queue"] if r["protocol"] == task.protocol and r["status"] == "pending")

@@ -68,8 +68,15 @@ SAX_MIN_LV_COVERAGE = 0.95
 SAX_MAX_BASAL_ATRIAL_MM = 10.0
 # Renal slab: each kidney covered as in RENAL_MIN_COVERAGE; the slab may exceed the kidneys' extent
 # along its normal by at most this much in total (a coronal T2 slab planned with a slice of margin at
-# each side is about 15 mm over; 60 mm means half the slab images the back muscles or bowel).
-RENAL_MAX_SLAB_EXCESS_MM = 60.0
+# each side is about 15 mm over; the kidneys are only 5-6 cm deep together, so 40 mm over is most of a
+# slab's worth of back muscle and bowel, and slices spent outside the kidneys lengthen the breath-holds).
+RENAL_MAX_SLAB_EXCESS_MM = 40.0
+# Planned renal slab (geometry planning and recovery): the FOV may extend at most this far beyond the
+# kidneys on each in-plane side (read L/R, phase F/H). The coronal HASTE's 192 matrix keeps the ~1.5 mm
+# pixel a renal T2 needs (cortex, small cysts) only with a FOV fitted to the kidneys: the protocol's
+# 380 x 300 mm is 2 mm pixels and over 8 cm of liver, spleen and pelvis on each side. 30 mm leaves a
+# radiographer's margin (and breathing excursion) on every side.
+RENAL_MAX_FOV_MARGIN_MM = 30.0
 RENAL_NUMERIC_PARAMETERS = ("n_slices", "thickness_mm", "fov_phase_mm", "fov_read_mm", "gap_mm")
 # Shim box: the heart's voxels inside the adjust volume (a stray voxel at a 2 mm grid edge allowed), and
 # the box volume at most this many times the heart's volume. The heart is far from box-shaped and its
@@ -90,8 +97,8 @@ MAP_PROTOCOLS = ("t1_map_molli", "t2_map_t2prep")
 MAP_MAX_ANGLE_DEG = 10.0
 # Mid-ventricular (the SCMR mapping consensus: one mid-ventricular SAX slice): the slice centre between the
 # basal and apical thirds of the mitral-valve-centre -> epicardial-apex distance (the AHA 17-segment model's
-# mid ring). The console's seeded basal fault moves a mid slice 30 % of the LV's length towards the base:
-# it lands at about a fifth, in the basal third.
+# mid ring). The console's seeded basal fault moves a mid slice 30 % of the LV's length towards the base
+# (a card may draw 35-45 %): it lands at about a fifth (or less), in the basal third.
 MAP_MID_RANGE = (1.0 / 3.0, 2.0 / 3.0)
 # Slice thickness of a mapping slice: 6-8 mm (SCMR 2017 consensus on T1/T2 mapping); thicker slices add
 # partial volume with blood at the thin apical-mid wall.

@@ -700,6 +700,46 @@ def test_library_mapping_fault_spoils_every_added_mapping_row_and_nothing_else(r
     assert sorted(seen) == sorted(LIBRARY_FAULTS)
 
 
+def test_library_plan_error_starts_every_added_mapping_row_from_a_saved_plan(rt):
+    pert = {"plan_tilt_deg": [14, 25], "plan_shift_mm": [10, 30]}
+    m = _model(rt, [], seed=1, perturbations=pert, library_plan_error=True)
+    clean = _model(rt, [], seed=1)
+    saved = m.start["seeded"]["library_plans"]
+    assert sorted(saved) == ["t1_map_molli", "t2_map_t2prep"]
+    for pid in ("t1_map_molli", "t2_map_t2prep"):
+        got, ref = (x.row(x.add_protocol(pid)).params for x in (m, clean))
+        tilt = np.degrees(np.arccos(min(1.0, abs(float(got.normal() @ ref.normal())))))
+        shift = float(np.linalg.norm(np.subtract(got.centre_mm, ref.centre_mm)))
+        assert tilt == pytest.approx(saved[pid]["tilt_deg"], abs=0.05) and 14.0 <= tilt <= 25.0
+        assert shift == pytest.approx(saved[pid]["shift_mm"], abs=0.05) and 10.0 <= shift <= 30.0
+        assert np.allclose(got.normal(), saved[pid]["normal"], atol=1e-5)
+    # drawn once per episode: a second row of a protocol starts from the same plan
+    again = m.row(m.add_protocol("t1_map_molli")).params
+    assert np.allclose(again.normal(), saved["t1_map_molli"]["normal"], atol=1e-5)
+    assert _model(rt, [], seed=1, perturbations=pert, library_plan_error=True).start["seeded"] == m.start["seeded"]
+
+
+def test_staged_fault_amounts_are_drawn_and_a_heart_shim_is_fitted(rt):
+    queue = [dict(r, heart_shim=True) if r.get("mid_sax") else r for r in MAP_QUEUE]
+    pert = {"mapping_fault": ["shim_off_heart", "basal_slice", "none"], "shim_fault_offset_mm": [100, 140],
+            "basal_fault_share": [0.35, 0.45], "cohort_balanced": ["mapping_fault"]}
+    offsets = []
+    for seed in range(3):
+        m = _model(rt, queue, seed=seed, perturbations=pert)
+        p = m.rows[1].params
+        if m.mapping_fault == "shim_off_heart":
+            r = float(np.hypot(*m.shim_fault_offset_mm[:2]))
+            assert 100.0 <= r <= 140.0 and m.start["seeded"]["shim_fault_offset_mm"] == list(m.shim_fault_offset_mm)
+            assert p.shim_size_mm == (90.0, 90.0, 60.0)
+            offsets.append(m.shim_fault_offset_mm)
+        elif m.mapping_fault == "basal_slice":
+            assert 0.35 <= m.start["seeded"]["basal_fault_share"] <= 0.45
+        else:  # a clean staged row is shimmed over the heart: a box a little larger than the heart
+            size = np.asarray(p.shim_size_mm)
+            assert p.shim_centre_mm is not None and np.all(size > 40.0) and np.all(size < 200.0)
+    assert offsets  # the shim fault came up in three seeds (balanced)
+
+
 def test_stop_fault_stops_the_running_row_partway_and_go_resumes_it(rt):
     queue = [{"protocol": "localizer_3plane", "status": "done", "params": {"matrix": 64}},
              {"protocol": "cine_4ch", "status": "running", "remaining_s": 40, "stop_fault": True},

@@ -343,7 +343,9 @@ class PlanningPolicy:
         elif p["n_slices"] != want["n_slices"]:
             return Op("set_param", {"name": "n_slices", "value": want["n_slices"]})
         for k in ("fov_phase_mm", "fov_read_mm"):
-            if p[k] < want[k]:
+            # a planned slab gets its FOV fitted to the kidneys (RENAL_MAX_FOV_MARGIN_MM); a numeric fix
+            # only opens a FOV that is too small
+            if p[k] < want[k] or (geometry and p[k] != want[k]):
                 return Op("set_param", {"name": k, "value": want[k]})
         return Op("go")
 
