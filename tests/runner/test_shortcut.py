@@ -1,6 +1,8 @@
 """The shortcut policies' machinery on hand-made inputs (no subjects, no display)."""
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from runner.agents.reference.common import Op
@@ -10,9 +12,20 @@ from runner.headless.shortcut import Answer, SAMPLE_PAIRS, constant_answer_scrip
 
 def test_sample_pairs_cover_both_sexes_and_every_seed() -> None:
     subjects = [int(s[1:]) for s, _ in SAMPLE_PAIRS]
-    assert len(set(SAMPLE_PAIRS)) == len(SAMPLE_PAIRS) == 16
-    assert {i % 2 for i in subjects} == {0, 1}  # even ids are F, odd M (rendering/subjects/params.py)
-    assert {k for _, k in SAMPLE_PAIRS} == {0, 1, 2}
+    assert len(set(subjects)) == len(SAMPLE_PAIRS) == 16
+    assert Counter(i % 2 for i in subjects) == {0: 8, 1: 8}  # even ids are F, odd M (rendering/subjects/params.py)
+    seeds = Counter(k for _, k in SAMPLE_PAIRS)
+    assert set(seeds) == {0, 1, 2} and max(seeds.values()) - min(seeds.values()) <= 1
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_every_answer_of_a_cohort_balanced_choice_is_sampled_about_equally(n: int) -> None:
+    """A 2- or 3-way cohort-balanced choice (option (subject index + seed) mod n) takes each option in the
+    sample within one episode of an even share; the earlier sample gave a 3-way choice one answer 15 times."""
+    from consoles.mr.model import cohort_balanced_choice
+
+    got = Counter(cohort_balanced_choice("any", s, k, "any", list(range(n))) for s, k in SAMPLE_PAIRS)
+    assert set(got) == set(range(n)) and max(got.values()) - min(got.values()) <= 1, got
 
 
 def test_numeric_spread_is_p5_to_p95_over_tolerance() -> None:
