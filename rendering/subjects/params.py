@@ -142,7 +142,7 @@ def heart_axis(sex: str, height_cm: float, bmi: float, rng: np.random.Generator)
     below the axial plane follows from the two projections: tan(el) = tan(frontal) * sin(az).
     The rotation about the long axis (the septum's direction; the "clockwise / counter-clockwise" rotation of
     radiology and electrocardiography, Fowler et al., Circulation 1951;3:906-10) has no adult reference range
-    in the sources above: drawn with a 12 deg SD, clipped at +-25 deg, an assumption.
+    in the sources above: drawn with a 14 deg SD, clipped at +-28 deg, an assumption (not a measured range).
     """
     hz = (height_cm - (163.0 if sex == "F" else 177.0)) / (7.0 if sex == "F" else 7.5)
     h = (bmi - 26.5) / 4.5 - 0.5 * hz
