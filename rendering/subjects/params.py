@@ -136,10 +136,11 @@ def heart_axis(sex: str, height_cm: float, bmi: float, rng: np.random.Generator)
     the axis as the published groups differ: the frontal-plane angle (the axis' projection on the coronal
     plane, below the horizontal) falls from 38 deg at normal BMI to 25 deg in the obese (BMI ~22 -> ~34,
     Br J Cardiol 2015), about 6 deg per BMI SD (4.5 kg/m^2); the transverse angle (azimuth from anterior
-    towards the left) opens by 4 deg per SD as the apex is pushed to the left. Around that, the published
-    within-group SDs: transverse 7 deg, frontal 8 deg (Engblom 2005; Br J Cardiol 2015), so the cohort's
-    totals (about 8 and 10 deg) match the whole-population figures (46 +- 7, 38 +- 10 deg). The depression
-    below the axial plane follows from the two projections: tan(el) = tan(frontal) * sin(az).
+    towards the left) opens by 4 deg per SD as the apex is pushed to the left. Around that, SDs of 7 deg
+    (transverse, Engblom 2005) and 8 deg (frontal, the normal-BMI CT group): the 30 subjects come out at
+    transverse 46 +- 9 and frontal 39 +- 9 deg, against the published whole-population 46 +- 7 and 38 +- 10
+    (the transverse a little wider). The depression below the axial plane follows from the two projections:
+    tan(el) = tan(frontal) * sin(az).
     The rotation about the long axis (the septum's direction; the "clockwise / counter-clockwise" rotation of
     radiology and electrocardiography, Fowler et al., Circulation 1951;3:906-10) has no adult reference range
     in the sources above: drawn with a 14 deg SD, clipped at +-28 deg, an assumption (not a measured range).
