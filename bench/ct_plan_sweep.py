@@ -1,6 +1,6 @@
-"""Display-free sweep: the reference plan run headless on CTModel (runner/headless/ct.py), scored by the oracles.
+"""Display-free sweep: the reference plan run headless (runner/headless: CT, MR, US models), scored by the oracles.
 
-    .venv/bin/python bench/ct_plan_sweep.py [--subjects cohort] [--seeds 0-2] [--tasks ct]
+    .venv/bin/python bench/ct_plan_sweep.py [--subjects cohort] [--seeds 0-2] [--tasks ct|mr|us|IDS]
 
 Prints every non-PASS episode, the outcomes per task, and the headless speed (seconds per episode). The
 conformance test (tests/test_conformance.py) asserts the same sweep; this script is for looking at numbers.

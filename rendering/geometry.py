@@ -3,8 +3,9 @@
 One place for the frames an acquisition is described in, so the console that acquires, the
 oracle that scores and the solver that plans can never disagree:
 
-- the CT table frame: table z = subject z - laser z + patient shift; the isocentre lies at
-  subject y = table height - iso height (subject frame: y = 0 at the table top, body at y < 0);
+- the CT table frame: table z = subject z - laser z + patient shift (+ the breath-hold displacement
+  below the apices, see TableFrame); the isocentre lies at subject y = table height - iso height
+  (subject frame: y = 0 at the table top, body at y < 0);
 - helical timing: table feed = pitch x collimation / rotation time; the table reaches a z
   position (start - z) / feed seconds after the scan starts.
 
@@ -23,7 +24,14 @@ MIN_HELICAL_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class TableFrame:
-    """Where the subject lies on the CT table (all millimetres)."""
+    """Where the subject lies on the CT table (all millimetres).
+
+    Breath-hold (issue 21): the subject volume is one breath-hold; in this episode the patient held
+    `breath_hold_mm` higher (+, shallower) or lower (-, deeper) at the diaphragm dome. Everything at or
+    below the dome (`breath_dome_z_mm`, subject z: liver, kidneys, lung bases) moves that far along z,
+    nothing above `breath_fixed_z_mm` (the apices, shoulders) moves, and the chest between is stretched
+    linearly: a monotonic piecewise-linear z warp, exact in both directions.
+    """
 
     laser_z_subject_mm: float = 0.0  # subject z where the positioning laser was set (jugular notch)
     patient_shift_mm: float = 0.0  # seeded positioning error along the table
@@ -33,19 +41,46 @@ class TableFrame:
     # the patient lies this far to its left (+x) of the couch midline (the gantry's x = 0).
     pad_mm: float = 0.0
     lateral_offset_mm: float = 0.0
+    breath_hold_mm: float = 0.0  # dome displacement of this episode's breath-hold (+ = superior)
+    breath_fixed_z_mm: float = 0.0  # subject z at and above which the breath-hold moves nothing
+    breath_dome_z_mm: float = -200.0  # subject z at and below which it moves everything by breath_hold_mm
+
+    def __post_init__(self) -> None:
+        if self.breath_hold_mm and not (self.breath_fixed_z_mm - self.breath_dome_z_mm > abs(self.breath_hold_mm)):
+            raise ValueError("breath-hold warp: the dome must lie further below the fixed level than it moves")
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "TableFrame":
         """The frame a CT state dump records under "frame"."""
         f = state["frame"]
         return cls(float(f["laser_z_subject_mm"]), float(f["patient_shift_mm"]), float(f["iso_height_mm"]),
-                   float(f.get("pad_mm", 0.0)), float(f.get("lateral_offset_mm", 0.0)))
+                   float(f.get("pad_mm", 0.0)), float(f.get("lateral_offset_mm", 0.0)),
+                   float(f.get("breath_hold_mm", 0.0)), float(f.get("breath_fixed_z_mm", 0.0)),
+                   float(f.get("breath_dome_z_mm", -200.0)))
+
+    def breath_displacement(self, subject_z: float | np.ndarray) -> float | np.ndarray:
+        """How far the breath-hold moves subject z along the table (0 above the fixed level, the full
+        breath_hold_mm at and below the dome, linear between)."""
+        span = self.breath_fixed_z_mm - self.breath_dome_z_mm
+        w = np.clip((self.breath_fixed_z_mm - np.asarray(subject_z, dtype=float)) / span, 0.0, 1.0)
+        d = self.breath_hold_mm * w
+        return float(d) if np.ndim(d) == 0 else d
 
     def table_z(self, subject_z: float | np.ndarray) -> float | np.ndarray:
-        return subject_z - self.laser_z_subject_mm + self.patient_shift_mm
+        rigid = subject_z - self.laser_z_subject_mm + self.patient_shift_mm
+        if not self.breath_hold_mm:
+            return rigid
+        return rigid + self.breath_displacement(subject_z)
 
     def subject_z(self, table_z: float | np.ndarray) -> float | np.ndarray:
-        return table_z + self.laser_z_subject_mm - self.patient_shift_mm
+        rigid = table_z + self.laser_z_subject_mm - self.patient_shift_mm
+        if not self.breath_hold_mm:
+            return rigid
+        # invert the warp on its breakpoints (rigid z of the fixed level and of the displaced dome)
+        zf, zd, b = self.breath_fixed_z_mm, self.breath_dome_z_mm, self.breath_hold_mm
+        z = np.interp(np.asarray(rigid, dtype=float), [zd + b, zf], [zd, zf])
+        z = np.where(rigid >= zf, rigid, np.where(rigid <= zd + b, rigid - b, z))
+        return float(z) if np.ndim(z) == 0 else z
 
     def y_iso_subject(self, table_height_mm: float) -> float:
         """Subject y of the gantry isocentre at this table height."""
@@ -66,7 +101,8 @@ class TableFrame:
     def to_dict(self) -> dict[str, float]:
         return {"laser_z_subject_mm": self.laser_z_subject_mm, "patient_shift_mm": self.patient_shift_mm,
                 "iso_height_mm": self.iso_height_mm, "pad_mm": self.pad_mm,
-                "lateral_offset_mm": self.lateral_offset_mm}
+                "lateral_offset_mm": self.lateral_offset_mm, "breath_hold_mm": self.breath_hold_mm,
+                "breath_fixed_z_mm": self.breath_fixed_z_mm, "breath_dome_z_mm": self.breath_dome_z_mm}
 
 
 def table_feed_mm_s(pitch: float, collimation_mm: float, rotation_s: float) -> float:

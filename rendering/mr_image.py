@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .geometry import OrientedBox, PlanePose, ResliceGrid, reslice_indices
+from .memo import reusable
 from .mr_physics import PRESETS, SequenceParams, signal_lut
 from .seeding import seeded_rng
 
@@ -347,6 +348,7 @@ def _add_rician(images: np.ndarray, sigma: float, rng: np.random.Generator) -> n
     return np.hypot(n[0], n[1])
 
 
+@reusable
 def acquire_series(subject: Any, group: SliceGroup, seq: SequenceParams, *, field_t: float = 1.5,
                    averages: float = 1.0, seed: Any = 0, noise: bool = True, shading: bool = True,
                    names: Sequence[str] | None = None) -> MRSeries:
@@ -364,6 +366,7 @@ def acquire_series(subject: Any, group: SliceGroup, seq: SequenceParams, *, fiel
     return MRSeries(images, seq, float(field_t), sigma if noise else 0.0, seed)
 
 
+@reusable
 def acquire_localizer(subject: Any, isocentre: Any, seq: SequenceParams | None = None, *, field_t: float = 1.5,
                       fov_mm: float = LOCALIZER_FOV_MM, matrix: int = LOCALIZER_MATRIX,
                       thickness_mm: float = LOCALIZER_THICKNESS_MM, averages: float = 1.0, seed: Any = 0,

@@ -53,6 +53,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .geometry import OrientedBox, ResliceGrid, reslice
+from .memo import reusable
 from .mr_image import MRImage, SliceGroup, _add_rician, coil_shading, noise_sigma, slice_sampling
 from .mr_physics import relaxation
 from .seeding import seeded_rng
@@ -791,6 +792,7 @@ def _acquire(kind: str, subject: Any, group: SliceGroup, scheme: Any, heart_rate
     return pixels.astype(np.float32), eff, sigma if noise else 0.0, grid, df.reshape(rows, cols), meta
 
 
+@reusable
 def acquire_t1_map(subject: Any, group: SliceGroup, scheme: str | MolliScheme = "5(3)3",
                    heart_rate_bpm: float = 60.0, *, field_t: float = 1.5, trigger: str = "ecg",
                    trigger_delay_ms: float | None = None, acq_window_ms: float | None = None,
@@ -822,6 +824,7 @@ def acquire_t1_map(subject: Any, group: SliceGroup, scheme: str | MolliScheme = 
                          group.thickness_mm, float(field_t), sigma, df, meta)
 
 
+@reusable
 def acquire_t2_map(subject: Any, group: SliceGroup, scheme: str | T2PrepScheme = "t2prep_0_25_55",
                    heart_rate_bpm: float = 60.0, *, field_t: float = 1.5, trigger: str = "ecg",
                    trigger_delay_ms: float | None = None, acq_window_ms: float | None = None,

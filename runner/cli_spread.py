@@ -17,13 +17,16 @@ def _card_answers(args: tuple[str, list[tuple[str, int]]]) -> tuple[str, dict, A
     """Reference answers of one card on every pair, and its shortcut result on the fixed sample."""
     from tasks.card import load_card
 
+    from rendering import memo
+
     card_id, pairs = args
     card = load_card(card_id)
-    runs = {p: reference_run(card, *p) for p in pairs}
-    per = {p: answers(card, r) for p, r in runs.items()}
-    dev = answers(card, reference_run(card, *DEV))
-    sample_runs = {p: runs.get(p) or reference_run(card, *p) for p in SAMPLE_PAIRS}
-    return card_id, {"episodes": per, "dev": dev}, shortcut_result(card, SAMPLE_PAIRS, sample_runs)
+    with memo.enabled():
+        runs = {p: reference_run(card, *p) for p in pairs}
+        per = {p: answers(card, r) for p, r in runs.items()}
+        dev = answers(card, reference_run(card, *DEV))
+        sample_runs = {p: runs.get(p) or reference_run(card, *p) for p in SAMPLE_PAIRS}
+        return card_id, {"episodes": per, "dev": dev}, shortcut_result(card, SAMPLE_PAIRS, sample_runs)
 
 
 def _fmt_ratio(r: float | None) -> str:

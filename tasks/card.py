@@ -160,7 +160,9 @@ class CTPerturbations(ConsoleInputs):
     patient_shift_mm is the craniocaudal offset of where the patient lies on the couch against the couch's
     table-z reference: where an adult's jugular notch lands varies with stature, the headrest and how the
     patient got onto the couch; cards draw it uniformly in [-120, 120] mm (an assumed spread of the order of
-    a head length, several times the scout margins, so the range edges move with the patient).
+    a head length, several times the scout margins, so the range edges move with the patient), the chest and
+    renal cards in [-250, 250] mm (their protocols' scouts are long enough for it: a patient may lie anywhere
+    along the couch's travel, and a range typed from memory must not fall on the organ by chance).
     """
 
     patient_shift_mm: Range | None = None
@@ -187,8 +189,17 @@ class CTPerturbations(ConsoleInputs):
         "console scales it to the patient's Dw at equal image noise (AAPM Reports 204 and 220 size metrics; "
         "ultra-low-dose KUB CT runs at about 1-2 mGy for an average adult). Needs "
         "initial_state.ctdi_limit_labels")
+    breath_hold_mm: Range | None = Field(
+        None, description="this episode's breath-hold level: how far the diaphragm dome lies above (+) or below "
+        "(-) the subject's own (mm, uniform). The liver, kidneys and lung bases move with it, the apices do not, "
+        "the chest between stretches (rendering.geometry.TableFrame). Told to breathe in and hold, a patient holds "
+        "anywhere from a moderate to a full inspiration: the supine diaphragm's forced excursion averages 44-48 mm "
+        "(Harris et al., Radiology 146:141, 1983, ultrasound; Gierada et al., Radiology 194:879, 1995, MR) against "
+        "11-15 mm in tidal breathing, and the dome drifts a few mm more during the hold (Khot et al., Br J Radiol "
+        "93:20190549, 2020); chest and renal cards draw it uniformly in [-25, 25] (a 5 cm span). "
+        "Drawn after all other keys")
 
-    @field_validator("patient_shift_mm", "table_height_offset_mm", "patient_lateral_offset_mm")
+    @field_validator("patient_shift_mm", "table_height_offset_mm", "patient_lateral_offset_mm", "breath_hold_mm")
     @classmethod
     def _signed(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
@@ -246,6 +257,11 @@ class MRQueueRow(_Spec):
                                        "slice too basal, trigger off)")
     stop_fault: bool | None = Field(None, description="this running row stops partway with a hardware fault "
                                     "(perturbations.stop_fault_fraction of its scan time); Go resumes it")
+    optional: bool | None = Field(None, description="an earlier acquisition present in about half the episodes "
+                                  "(the console's own seeded stream, so no other draw moves): the rows after it "
+                                  "sit at other list places, so a fixed click on a list place misses the row a "
+                                  "remedy acts on (issue 21). A done row; never named by open, layout or "
+                                  "shuffle_rows")
 
     @model_validator(mode="after")
     def _consistent(self) -> "MRQueueRow":
@@ -259,6 +275,8 @@ class MRQueueRow(_Spec):
             raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
         if self.stop_fault and self.status != "running":
             raise ValueError("stop_fault stops the running row: its status must be running")
+        if self.optional and self.status != "done":
+            raise ValueError("an optional row is an earlier acquisition: its status must be done")
         if (self.mid_sax or self.mapping_fault) and self.protocol not in MR_MAPPING_PROTOCOLS:
             raise ValueError(f"mid_sax / mapping_fault apply to a mapping row ({', '.join(MR_MAPPING_PROTOCOLS)}), "
                              f"not {self.protocol}")
@@ -319,6 +337,12 @@ class MRInitialState(ConsoleInputs):
         for where, k in refs:
             if k is not None and k > n:
                 raise ValueError(f"{where} = {k}, but the queue has {n} rows")
+            if k is not None and self.queue is not None and self.queue[k - 1].optional:
+                raise ValueError(f"{where} = {k} names an optional row, which half the episodes do not have")
+        if self.queue is not None and any(r.optional for r in self.queue) and self.layout is not None and \
+                any(v is not None and v.series is not None for v in self.layout.viewports or []):
+            raise ValueError("layout.viewports name a series by uid, but optional rows move series uids: name "
+                             "the row instead")
         if self.queue is not None and sum(r.status == "running" for r in self.queue) > 1:
             raise ValueError("at most one queue row can be running")
         if self.queue is not None and sum(bool(r.coverage_fault) for r in self.queue) > 1:
@@ -546,8 +570,15 @@ class USPerturbations(ConsoleInputs):
         "Roll of the patient about the body's long axis, deg (+: the left side up, so the left flank turns "
         "towards the ceiling; the probe's position around the body is shown as body angle - roll): renal "
         "scans are done supine and in posterior-oblique positions (a wedge under one side rolls the "
-        "patient 15-45 deg; the left kidney from a right posterior oblique), so the flank window lies at "
-        "another bed angle."))
+        "patient 15-45 deg; the left kidney from a right posterior oblique) and in the lateral decubitus "
+        "position (90 deg: the patient on the other side, the kidney's flank up), so the flank window lies "
+        "at another bed angle."))
+    patient_yaw_deg: RangeOrRanges | None = Field(None, description=(
+        "Turn of the patient on the bed about its vertical, deg (+: the head towards the bed's left), read by "
+        "the probe's rotation field, which is measured from the bed's head direction on the skin "
+        "(consoles/us/bed.py): a patient in a lateral decubitus or oblique position on a wedge lies "
+        "obliquely on the couch rather than along its edge, by an assumed 10-30 deg either way (a "
+        "judgement, not a published figure). A list of ranges: one per seed, balanced."))
     aim_window_deg: RangeOrRanges | None = Field(None, description=(
         "The acoustic window of a task that starts on a kidney: its long-axis plane turned this much about "
         "the kidney's axis (+ anterior, through the liver or spleen; - posterior, through the back "
@@ -564,7 +595,7 @@ class USPerturbations(ConsoleInputs):
     def _placement(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
 
-    @field_validator("aim_window_deg", "tgc_offset_db")
+    @field_validator("aim_window_deg", "tgc_offset_db", "patient_yaw_deg")
     @classmethod
     def _windows(cls, v: RangeOrRanges | None) -> RangeOrRanges | None:
         return _ranges(v)
@@ -694,6 +725,15 @@ class MRCard(TaskCard):
     modality: Literal["mr"]
     initial_state: MRInitialState = Field(default_factory=MRInitialState)
     perturbations: MRPerturbations = Field(default_factory=MRPerturbations)
+
+    @model_validator(mode="after")
+    def _shuffled_rows_present(self) -> "MRCard":
+        queue = self.initial_state.queue
+        for k in self.perturbations.shuffle_rows or ():
+            if queue is not None and k <= len(queue) and queue[k - 1].optional:
+                raise ValueError(f"perturbations.shuffle_rows names row {k}, an optional row (absent in half the "
+                                 "episodes): shuffle rows every episode has")
+        return self
 
     @model_validator(mode="after")
     def _library_fault_drawn(self) -> "MRCard":

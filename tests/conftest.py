@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 GUARD_ENV = "MEDIMAGEOS_TEST_XVFB_GUARD"
+# Random-action soak tests (marker `soak`): 250 actions each in `make test`, 1000 in `make sweep` (before a
+# release), which sets this variable. A crash or hang that needs more actions than that is a release finding.
+SOAK_ACTIONS = int(os.environ.get("MEDIMAGEOS_SOAK_ACTIONS", "250"))
 _SHIM = """#!/bin/sh
 # Installed by tests/conftest.py for tests without @pytest.mark.display.
 case "$1" in -version|-help) exec "%s" "$@" ;; esac  # asking for the version starts no server

@@ -6,7 +6,7 @@ state, viewports draw it, and the same set answers "what is under the pointer" t
 `hit_test`, so what is drawn and what can be grabbed never disagree.
 
 Items come in two kinds. Primitives a viewport draws directly: Line, Polyline, Box, Handle,
-Label (and Text). Composites expand into primitives (`expand`): RotatedBox, Circle, Caliper.
+Label (and Text). Composites expand into primitives (`expand`): RotatedBox, Circle, Caliper, Ruler.
 Handles carry a role (move, rotate, resize) and the item they act on; `DragController` turns a
 press -> move -> release sequence on a handle or a movable body into role-specific deltas.
 """
@@ -246,7 +246,99 @@ class Caliper:
         return f"{self.length:.{self.decimals}f} {self.unit}"
 
 
-Item = Union[Line, Polyline, Box, Handle, Label, RotatedBox, Circle, Caliper]
+@dataclass(frozen=True)
+class Ruler:
+    """A millimetre scale along one plane axis, drawn beside an image so positions read off without a drag.
+
+    `along` "v" is a vertical scale (its base line at u = `at`), "u" a horizontal one (at v = `at`). Values run
+    from `lo` to `hi` (mm of whatever the scale measures); value x sits at plane coordinate
+    `origin + direction * x`, so a scale can show another quantity than the plane's own (a table height
+    against a couch height). A tick every `minor`, longer ones every `major`, a number every `label_every`
+    (0: `major` or twice it, whichever first leaves `min_label_gap_px` between numbers at `px_per_mm`); `side`
+    -1 puts ticks and numbers left of a vertical scale or below a horizontal one, +1 right or above. `title`
+    (the quantity and its unit) sits beyond the ends or the numbers: above a vertical scale's top, starting at
+    its base line and running away from the numbers (a long title does not run off the margin), under a
+    horizontal scale's middle. Pixel sizes are kept at any zoom through `px_per_mm`."""
+
+    name: str
+    along: str
+    at: float
+    lo: float
+    hi: float
+    px_per_mm: float
+    origin: float = 0.0
+    direction: float = 1.0
+    minor: float = 10.0
+    major: float = 50.0
+    label_every: float = 0.0
+    side: int = -1
+    title: str = ""
+    color: Color = WHITE
+    text_px: int = 11
+    minor_px: float = 4.0
+    major_px: float = 8.0
+    min_label_gap_px: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.along not in ("u", "v") or self.side not in (-1, 1):
+            raise ValueError(f"ruler {self.name!r}: along {self.along!r} (u or v), side {self.side} (-1 or 1)")
+        if not (self.minor > 0 and self.major >= self.minor and self.px_per_mm > 0 and self.hi >= self.lo):
+            raise ValueError(f"ruler {self.name!r}: needs 0 < minor <= major, px_per_mm > 0, lo <= hi")
+
+    def label_step(self) -> float:
+        """The value step between numbers."""
+        if self.label_every > 0:
+            return self.label_every
+        return self.major if self.major * self.px_per_mm >= self.min_label_gap_px else 2.0 * self.major
+
+    def values(self, step: float) -> list[float]:
+        """Multiples of `step` within [lo, hi] (counted in whole steps: no float drift)."""
+        first, last = math.ceil(self.lo / step - 1e-9), math.floor(self.hi / step + 1e-9)
+        return [round(i * step, 6) + 0.0 for i in range(first, last + 1)]
+
+    def position(self, value: float) -> float:
+        """The plane coordinate (along the scale) of a value."""
+        return self.origin + self.direction * value
+
+    def primitives(self) -> list[Item]:
+        k, s = self.px_per_mm, float(self.side)
+        step = self.label_step()
+
+        def at(value: float, off_px: float) -> Point:  # (u, v) of a point off_px from the base line
+            c = self.position(value)
+            return (self.at + s * off_px / k, c) if self.along == "v" else (c, self.at + s * off_px / k)
+
+        a, b = at(self.lo, 0.0), at(self.hi, 0.0)
+        out: list[Item] = [Line(f"{self.name}_axis", a[0], a[1], b[0], b[1], self.color, 1.0)]
+        for x in self.values(self.minor):
+            major = abs(x / self.major - round(x / self.major)) < 1e-6
+            p, q = at(x, 0.0), at(x, self.major_px if major else self.minor_px)
+            out.append(Line(f"{self.name}_tick_{x:g}", p[0], p[1], q[0], q[1], self.color, 1.0))
+        gap = self.major_px + 3.0
+        for x in self.values(step):
+            u, v = at(x, 0.0)
+            if self.along == "v":
+                out.append(Text(f"{self.name}_{x:g}", u, v, f"{x:g}", self.color, self.text_px,
+                                "right" if self.side < 0 else "left", background=False, offset_px=(s * gap, 0.0)))
+            else:
+                out.append(Text(f"{self.name}_{x:g}", u, v, f"{x:g}", self.color, self.text_px, "center",
+                                background=False, valign="top" if self.side < 0 else "bottom",
+                                offset_px=(0.0, -s * gap)))
+        if self.title:
+            if self.along == "v":  # above the top end, running from the base line away from the numbers
+                top = max(self.position(self.lo), self.position(self.hi))
+                out.append(Text(f"{self.name}_title", self.at, top, self.title, self.color, self.text_px,
+                                "left" if self.side < 0 else "right", background=False, valign="bottom",
+                                offset_px=(-2.0 * s, -8.0)))
+            else:  # under (or over) the numbers, centred on the scale
+                mid = (self.position(self.lo) + self.position(self.hi)) / 2.0
+                out.append(Text(f"{self.name}_title", mid, self.at, self.title, self.color, self.text_px, "center",
+                                background=False, valign="top" if self.side < 0 else "bottom",
+                                offset_px=(0.0, -s * (gap + self.text_px + 6.0))))
+        return out
+
+
+Item = Union[Line, Polyline, Box, Handle, Label, RotatedBox, Circle, Caliper, Ruler]
 
 
 def expand(item: Item) -> list[Item]:
@@ -255,6 +347,8 @@ def expand(item: Item) -> list[Item]:
         return [Polyline(item.name, item.corners(), item.color, item.width, True, item.dashed)]
     if isinstance(item, Circle):
         return [Polyline(item.name, item.points(), item.color, item.width, True, item.dashed)]
+    if isinstance(item, Ruler):
+        return item.primitives()
     if isinstance(item, Caliper):
         mid_u, mid_v = (item.u0 + item.u1) / 2.0, (item.v0 + item.v1) / 2.0
         return [Line(item.name, item.u0, item.v0, item.u1, item.v1, item.color, 1.5, True),

@@ -13,12 +13,29 @@ x, lateral columns height against the couch top, so every graphic here is in scr
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from consoles.common import overlays as ov
+from consoles.ct.model import TABLE_HEIGHT_LIMITS
 
 EDGE_GRAB_PX = 10  # how close (pixels) to an edge or line a press grabs it
+RULER_GAP_PX = 3.0  # a ruler's base line this far outside the scout image
+# pixel margins around a scout image (consoles.ct.view): the z ruler's numbers left, its title above, the
+# lateral scout's table-height ruler with numbers and title below (the AP scout keeps the same, so both
+# scouts show table z at the same scale)
+SCOUT_MARGIN_PX = {"left": 50.0, "right": 8.0, "top": 46.0, "bottom": 52.0}
+
+
+def scout_view_box(width_px: int, height_px: int, u0: float, u1: float, v0: float, v1: float
+                   ) -> tuple[float, float, float, float]:
+    """(u0, u1, v0, v1) for ImageViewport.set_view_box: the scout image's mm box with SCOUT_MARGIN_PX around it
+    at the scale that fits the widget (before the widget is laid out: 40 mm left, 10 mm elsewhere)."""
+    mg = SCOUT_MARGIN_PX
+    free_w, free_h = width_px - mg["left"] - mg["right"], height_px - mg["top"] - mg["bottom"]
+    if free_w < 50 or free_h < 50:
+        return u0 - 40.0, u1 + 10.0, v0 - 10.0, v1 + 10.0
+    k = min(free_w / (u1 - u0), free_h / (v1 - v0))
+    return u0 - mg["left"] / k, u1 + mg["right"] / k, v0 - mg["bottom"] / k, v1 + mg["top"] / k
 
 
 def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int) -> ov.OverlaySet:
@@ -32,13 +49,15 @@ def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int)
     u1 = sc.u0 + (sc.pixels.shape[1] - 1) * sc.du
     top, bottom = m.table_limits()
     k = px_per_mm
-    # ruler in table mm, every 50 mm, so a reader can map the image to the numeric fields
-    tick = 50.0 * math.ceil(bottom / 50)  # a float, as the tick names have always been ("tick-350.0")
-    while tick <= top:
-        o.add(ov.Line(f"tick{tick}", u0 - 8, tick, u0 - 2, tick, ov.WHITE, 1.0))
-        if int(tick) % 100 == 0:
-            o.add(ov.Label(f"tickl{tick}", u0 - 10, tick, f"{tick:.0f}", ov.WHITE, 11, "right", False, False))
-        tick += 50
+    # rulers, so a reader maps the image to the numeric fields without dragging (issue 24): table z along
+    # both scouts (a tick every 10 mm, numbers every 50 or 100 mm), and under the lateral scout the table
+    # height that would put the isocentre at each column
+    o.add(ov.Ruler("zruler", "v", u0 - RULER_GAP_PX / k, bottom, top, k, title="Table z (mm)"))
+    if view == "lateral":
+        h0, h1 = TABLE_HEIGHT_LIMITS
+        c0 = m.iso_couch_y(0.0)
+        o.add(ov.Ruler("hruler", "u", bottom - RULER_GAP_PX / k, h0, h1, k, origin=c0,
+                       direction=m.iso_couch_y(1.0) - c0, title="Table height for isocentre (mm)"))
     if view == "ap":  # ranges already acquired in this exam, so a clipped end shows on the scout
         for sr in m.series:
             o.add(ov.Box(f"series{sr.uid}", u0 + 4, sr.end_mm, u1 - 4, sr.start_mm, (0.6, 0.6, 0.65), 1.0))

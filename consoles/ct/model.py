@@ -3,8 +3,9 @@
 Coordinates: the console works in table millimetres (rendering.geometry.TableFrame): table z =
 subject z - laser_z + shift, where laser_z = 0 is the subject's jugular notch and `shift` is the seeded
 craniocaudal offset of where the patient lies on the couch (table z = 0 is the couch reference position,
-not a landmark set on this patient). Start is the superior (top) edge of the range, End the inferior
-edge (start > end).
+not a landmark set on this patient). On the chest and renal cards the episode's breath-hold also moves
+the diaphragm dome and everything below it along the table against the fixed apices (TableFrame's
+breath-hold warp). Start is the superior (top) edge of the range, End the inferior edge (start > end).
 Table height H (mm) sets where the gantry isocentre lies in the subject: the subject frame has
 y = 0 at the patient's back and the body at y < 0; the back lies `pad_mm` (mattress and positioning
 pads, seeded) above the couch top, the isocentre is ISO_HEIGHT_MM above the lowest couch position, so
@@ -153,11 +154,14 @@ class CTModel(ConsoleModelBase):
         self.lateral_offset_mm = draws.offset_mm("patient_lateral_offset")
         self.pad_mm = draws.offset_mm("table_pad")
         limit_ref = draws.uniform_if_present("ctdi_limit_ref_mgy")
+        # issue 21, second round: this episode's breath-hold level (chest and renal cards), drawn last
+        breath = draws.uniform_if_present("breath_hold_mm")
+        self.breath_hold_mm = 0.0 if breath is None else round(breath, 1)
         self.contrast = ct_contrast.contrast_params(subject.id, seed, self.heart_rate_bpm)
         self.t_injection: float | None = None
         self.frame = TableFrame(laser_z_subject_mm=0.0, patient_shift_mm=self.patient_shift_mm,
                                 iso_height_mm=ISO_HEIGHT_MM, pad_mm=self.pad_mm,
-                                lateral_offset_mm=self.lateral_offset_mm)
+                                lateral_offset_mm=self.lateral_offset_mm, **self._breath_hold_warp())
         self.ctdi_limit_dw_mm: float | None = None
         self.protocol: Protocol | None = None
         self.selected_protocol: str | None = None
@@ -191,6 +195,16 @@ class CTModel(ConsoleModelBase):
             self.load_protocol(initial_state["protocol"], log=False)
         if prior_spec:
             self._load_prior_exam(prior_spec, *prior_clip)
+
+    def _breath_hold_warp(self) -> dict[str, float]:
+        """The TableFrame breath-hold fields: nothing above the jugular notch (the laser level, where the
+        apices and shoulders sit) moves, everything from the right diaphragm dome down (the liver's top, read
+        from the runtime labels) moves by the episode's breath_hold_mm, the chest between is stretched."""
+        if not self.breath_hold_mm:
+            return {}
+        dome = self._label_z_extent(["liver"])[1]
+        return {"breath_hold_mm": self.breath_hold_mm, "breath_fixed_z_mm": 0.0,
+                "breath_dome_z_mm": round(dome, 1)}
 
     @staticmethod
     def _draw_prior_clip(draws: PerturbationDraws) -> tuple[str, float]:
@@ -509,7 +523,11 @@ class CTModel(ConsoleModelBase):
         sz_top = float(self.subject_from_table_z(self.start_mm))
         sz_bottom = float(self.subject_from_table_z(self.end_mm))
         n = max(1, int(round((self.start_mm - self.end_mm) / self.slice_mm)))
-        z_centres = sz_top - (np.arange(n) + 0.5) * (sz_top - sz_bottom) / n
+        if self.frame.breath_hold_mm:  # images are evenly spaced on the table, not in the warped subject
+            zt = self.start_mm - (np.arange(n) + 0.5) * (self.start_mm - self.end_mm) / n
+            z_centres = np.asarray(self.subject_from_table_z(zt), dtype=float)
+        else:
+            z_centres = sz_top - (np.arange(n) + 0.5) * (sz_top - sz_bottom) / n
         sigma = self.expected_noise_hu()
         rng = self.rng("recon", len(self.series))
         t0 = self.scan_t_start
@@ -615,7 +633,12 @@ class CTModel(ConsoleModelBase):
             "frame": {"laser_z_subject_mm": round(self.laser_z, 3), "patient_shift_mm": self.patient_shift_mm,
                       "table_height_offset_mm": self.table_height_offset_mm, "iso_height_mm": ISO_HEIGHT_MM,
                       "pad_mm": self.pad_mm, "lateral_offset_mm": self.lateral_offset_mm,
-                      "table_z_equals": "subject_z - laser_z_subject_mm + patient_shift_mm",
+                      "breath_hold_mm": self.frame.breath_hold_mm,
+                      "breath_fixed_z_mm": self.frame.breath_fixed_z_mm,
+                      "breath_dome_z_mm": self.frame.breath_dome_z_mm,
+                      "table_z_equals": "subject_z - laser_z_subject_mm + patient_shift_mm"
+                                        " + breath_hold_mm * clip((breath_fixed_z_mm - subject_z)"
+                                        " / (breath_fixed_z_mm - breath_dome_z_mm), 0, 1)",
                       "y_iso_equals": "table_height_mm - iso_height_mm + pad_mm",
                       "gantry_x_equals": "subject_x + lateral_offset_mm"},
             "scout": {"status": self.scout_status, "views": sorted(self.scouts),

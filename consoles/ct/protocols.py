@@ -34,14 +34,15 @@ class Protocol:
 
 
 PROTOCOLS: tuple[Protocol, ...] = (
-    # scout windows: the organ's cohort extent at the widest seeded craniocaudal offset (+-120 mm), plus
-    # the oracle's largest accepted margin and some room
+    # scout windows: the organ's cohort extent at the widest seeded craniocaudal offset (+-120 mm; the chest
+    # and renal cards +-250 mm and a breath-hold moving the lung bases and kidneys +-25 mm), plus the oracle's
+    # largest accepted margin and some room
     Protocol("chest_routine", "Routine chest", "chest", 120, 110, 1.0, 0.5, 40.0, 5.0, 400, 20, -300,
-             scout_top_mm=220.0, scout_bottom_mm=-460.0),
+             scout_top_mm=350.0, scout_bottom_mm=-620.0),
     Protocol("abdomen_liver", "Liver (abdomen)", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 400, -120, -380,
              scout_top_mm=80.0, scout_bottom_mm=-520.0),
     Protocol("renal", "Renal", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 380, -230, -420,
-             scout_top_mm=0.0, scout_bottom_mm=-560.0),
+             scout_top_mm=160.0, scout_bottom_mm=-720.0),
     Protocol("ccta", "Coronary CTA", "chest", 100, 220, 0.25, 0.28, 40.0, 0.75, 220, -20, -170, True,
              scout_top_mm=160.0, scout_bottom_mm=-360.0),
     Protocol("kub_low_dose", "Low-dose KUB", "abdomen", 120, 120, 1.0, 0.5, 40.0, 5.0, 380, -230, -600,

@@ -304,6 +304,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         self.shim_box_visible = False
         self.selected_image: tuple[int, int | None] | None = None  # (series uid, image index) picked in the list
         self.selected_entry: str | None = None
+        self._rotate_ends: dict[int, tuple[float, float, float]] = {}  # row uid -> the end its rotate grip keeps
         # Task draws (seeded; judgement tasks draw balanced over seeds), in a fixed order: append only.
         self.indication: str | None = st.get("indication")
         if draws.has("indication"):
@@ -347,9 +348,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             perm = self.rng("shuffle_rows").permutation(len(pos))
             for i, j in zip(pos, perm):
                 order[i] = pos[int(j)]
-        by_spec: dict[int, int] = {}  # card queue index (0-based) -> row uid
+        present = self._optional_rows_present(specs)
+        by_spec: dict[int, int | None] = {}  # card queue index (0-based) -> row uid (None: an absent optional row)
         for k in order:
-            by_spec[k] = self._row_from_spec(specs[k], draws).uid
+            by_spec[k] = self._row_from_spec(specs[k], draws).uid if present[k] else None
         self._spec_uid = [by_spec[k] for k in range(len(specs))]
         # series formed in queue order; uids stay in card order for rows, so layout specs can name rows
         if st.get("open") is not None:
@@ -364,10 +366,35 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             return cohort_balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
         return balanced_choice(self.task_id, self.subject.id, self.seed, key, list(options))
 
+    def _optional_rows_present(self, specs: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """Which of the card's queue rows this episode has: every row, except that each `optional` one (an
+        earlier acquisition) is present with probability 1/2, drawn from the episode's own "optional_rows"
+        stream (one draw per optional row, so no other draw moves). The rows after it then sit at other list
+        places, so a fixed click on a list place misses the row a remedy acts on (issue 21).
+
+        The public dev subject's seed 0 (the episode whose start screen and success media are published, and
+        whose script a tuned agent could learn) lists every optional row: its remedy then acts on the last of
+        the possible places, and a replayed click there lands on a pending row wherever fewer earlier
+        acquisitions are listed. Were dev's queue shorter, the click would land on a done row elsewhere, a
+        row no remedy can change, and the script would degrade to a plain Go that passes every episode
+        whose answer is "start" (as cohort_balanced_choice gives dev seed 0 the card's first option)."""
+        rng = self.rng("optional_rows")
+        draws = [bool(rng.random() < 0.5) for spec in specs if spec.get("optional")]  # drawn on dev too
+        if subject_index(self.subject.id) == 0 and self.seed == 0:
+            draws = [True] * len(draws)
+        it = iter(draws)
+        present = [not spec.get("optional") or next(it) for spec in specs]
+        absent = [k + 1 for k, p in enumerate(present) if not p]
+        if any(spec.get("optional") for spec in specs):
+            self.seeded["absent_optional_rows"] = absent  # card queue indices (1-based), for the dump's start
+        return present
+
     def _card_row(self, index: int) -> QueueRow:
         """The row the card's queue lists at 1-based `index` (wherever a seeded shuffle put it)."""
         self._require(1 <= index <= len(self._spec_uid), f"There is no row {index} in the card's queue.")
-        return self.row(self._spec_uid[index - 1])
+        uid = self._spec_uid[index - 1]
+        self._require(uid is not None, f"Row {index} of the card's queue is an optional row absent here.")
+        return self.row(uid)
 
     def _snapshot(self) -> dict[str, Any]:
         """What the session started with (the dump's "start"): oracles compare the end with it."""
@@ -992,19 +1019,42 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         p = self._editable_params()
         self.set_pose(planning.translated(p.pose(), display, float(du), float(dv)))
 
-    def rotate_group(self, display: PlanePose, deg: float) -> None:
+    def rotate_group(self, display: PlanePose, deg: float, start: RowParams | None = None,
+                     grip_uv: tuple[float, float] | None = None) -> None:
         """Turn the open row's slice group about the displayed plane's normal through its centre grip
-        (counter-clockwise on screen positive): planning on an oblique image gives a double oblique."""
-        p = self._editable_params()
+        (counter-clockwise on screen positive): planning on an oblique image gives a double oblique.
+
+        `start`: the parameters the turn is measured from (a drag's press-time row; default the row as it
+        is); `grip_uv`: where on the display the rotate grip was grabbed (default where it sits). The grip
+        then keeps that end of the group after the turn (issue 24: it used to jump to the other end when
+        the row's parameters re-derived the group's in-plane axes turned by 180 deg): the model remembers
+        the grabbed end as a subject direction turned with the group."""
+        p = self._editable_params()  # refused unless the open row's geometry is editable
+        p = p if start is None else start
+        row = self.open_row
+        g = planning.find_grip(plan_grips(p, display, 1.0, with_shim=False,
+                                          rotate_end=self._rotate_ends.get(row.uid)), "rotate")
+        assert g is not None and g.pivot is not None
+        gu, gv = grip_uv if grip_uv is not None else (g.u, g.v)
+        d3 = (gu - g.pivot[0]) * np.asarray(display.u) + (gv - g.pivot[1]) * np.asarray(display.v)
+        if float(np.linalg.norm(d3)) > 1e-9:
+            self._rotate_ends[row.uid] = tuple(float(x) for x in planning.turned(display, d3, float(deg)))
         self.set_pose(planning_rotated(p, display, float(deg)))
+
+    def rotate_grip_end(self, uid: int) -> tuple[float, float, float] | None:
+        """The end of a row's group its rotate grip keeps (a subject direction from the group's centre, set by
+        the last turn; None: not turned yet, the grip sits at the far end)."""
+        return self._rotate_ends.get(uid)
 
     def grips(self, display: PlanePose, px_per_mm: float = 1.0) -> list[planning.Grip]:
         """The open row's grips on a displayed plane: the group's (not for a localizer) and the shim box's
-        (consoles.mr.planning); rotate grip placement depends on the viewport's pixels per mm."""
+        (consoles.mr.planning); rotate grip placement depends on the viewport's pixels per mm and the end
+        the grip was last released at."""
         row = self.open_row
         if row is None:
             return []
-        return plan_grips(row.params, display, px_per_mm, with_group=not row.proto.is_localizer)
+        return plan_grips(row.params, display, px_per_mm, with_group=not row.proto.is_localizer,
+                          rotate_end=self._rotate_ends.get(row.uid))
 
     def drag_grip(self, display: PlanePose, name: str, amount_mm: float) -> None:
         """A resize grip (fov_*, stack_*, shim_<axis>_*) dragged `amount_mm` outwards along its axis on
@@ -1299,13 +1349,15 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
 
 # ---- planning helpers shared by the model and the view's drags ----------------------------------------
 def plan_grips(p: RowParams, display: PlanePose, px_per_mm: float, with_group: bool = True,
-               with_shim: bool = True, free: Any = None) -> list[planning.Grip]:
+               with_shim: bool = True, free: Any = None, rotate_end: Any = None) -> list[planning.Grip]:
     """The grips of row parameters `p` on a displayed plane (group first, then the shim box); `free`
-    (u, v) -> bool tells where the rotate grip may go (planning.group_grips)."""
+    (u, v) -> bool tells where the rotate grip may go, `rotate_end` (a subject direction) the end of the
+    group it keeps (MRModel.rotate_grip_end; planning.group_grips)."""
     out: list[planning.Grip] = []
     if with_group:
         extent = planning.stack_extent_mm(int(p.n_slices), p.thickness_mm, p.gap_mm)
-        out += planning.group_grips(display, p.pose(), (p.fov_read_mm, p.fov_phase_mm), extent, px_per_mm, free)
+        out += planning.group_grips(display, p.pose(), (p.fov_read_mm, p.fov_phase_mm), extent, px_per_mm, free,
+                                    rotate_end)
     if with_shim:
         box = p.shim_box()
         off = SHIM_GRIP_OFFSET_PX / px_per_mm

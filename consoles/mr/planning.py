@@ -35,6 +35,8 @@ from rendering.geometry import PlanePose, plane_plane_line
 
 MIN_PROJECTION = 0.5
 ROTATE_OFFSET_PX = 28.0  # the rotation grip sits this far beyond the group's end
+KEPT_INNER_SHARE = 0.75  # a kept end's grip with no room beyond it: this share of the way out, midway between
+# the stack grips (0.5) and the FOV edge grip at the end
 AXES = ("read", "phase", "slice")
 
 
@@ -75,6 +77,12 @@ def centre_on_display(display: PlanePose, point: Any) -> tuple[float, float]:
 def translated(pose: PlanePose, display: PlanePose, du: float, dv: float) -> PlanePose:
     """The group moved by (du, dv) mm of the display plane."""
     return pose.translated(du * display.u + dv * display.v)
+
+
+def turned(display: PlanePose, direction: Any, deg: float) -> np.ndarray:
+    """A subject direction turned as `rotated` turns a group on `display` by `deg`."""
+    d = np.asarray(direction, float)
+    return np.asarray(PlanePose(d, display.u, display.v).rotated(-display.normal, deg, np.zeros(3)).centre)
 
 
 def rotated(pose: PlanePose, display: PlanePose, deg: float, pivot: Any | None = None) -> PlanePose:
@@ -174,9 +182,11 @@ def _face_grips(display: PlanePose, pose: PlanePose, centre: Any, halves: dict[s
 
 
 def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float], extent_mm: float,
-                px_per_mm: float, free: Callable[[float, float], bool] | None = None) -> list[Grip]:
+                px_per_mm: float, free: Callable[[float, float], bool] | None = None,
+                toward: Any | None = None) -> list[Grip]:
     """The slice group's grips on one display: centre, rotate, FOV edges, stack edges. The rotate
-    grip goes beyond the group's far end, or beyond the other end when `free(u, v)` says the first
+    grip goes beyond the end of the group that subject direction `toward` points to (the end it was
+    released at, issue 24; None: the far end), or beyond the other end when `free(u, v)` says that
     spot is taken (a caption, off the image)."""
     halves = {"read": fov_mm[0] / 2.0, "phase": fov_mm[1] / 2.0, "slice": extent_mm / 2.0}
     pc = _pivot_point(display, pose)
@@ -202,7 +212,14 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
         far = max((abs(t) for t, _, _ in ends if t > 0), default=halves["phase"])
         near = max((abs(t) for t, _, _ in ends if t < 0), default=far)
         # beyond the far end; else beyond the near one; else on the centre line inside the group
-        spots = [_uv(display, pc + t * l3) for t in (far + offset, -(near + offset), 0.6 * far, -0.6 * near)]
+        ts = [far + offset, -(near + offset), 0.6 * far, -0.6 * near]
+        if toward is not None:  # the end it keeps, beyond it or else inside it (clear of the stack's grips),
+            # before the other end's spots
+            keep = 1 if float(np.asarray(toward, float) @ l3) >= 0 else -1
+            ends_t = {1: far, -1: -near}
+            ts = [ends_t[keep] + keep * offset, KEPT_INNER_SHARE * ends_t[keep], ends_t[-keep] - keep * offset,
+                  0.6 * ends_t[-keep]]
+        spots = [_uv(display, pc + t * l3) for t in ts]
         ru, rv = next((sp for sp in spots if free is None or free(*sp)), spots[0])
         out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
         for t, name, al in ends:
@@ -223,6 +240,8 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
         pv = project_axis(display, pose.v)
         up = pv.direction[0] * display.u + pv.direction[1] * display.v if pv.factor > 1e-9 else display.v
         reach = halves["phase"] * max(pv.factor, 1e-9)
+        if toward is not None and float(np.asarray(toward, float) @ up) < 0:  # kept at the lower end
+            up = -up
         ru, rv = _uv(display, pc + (reach + offset) * up)
         if free is not None and not free(ru, rv):
             alt = _uv(display, pc - (reach + offset) * up)

@@ -20,7 +20,7 @@ from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import THUMB_PX, button, colour_thumbnail, group, header_bar, thumbnail
 from consoles.mr import mapping, planning
 from consoles.mr import view_graphics as graphics
-from consoles.mr.model import MRModel, apply_resize, plan_grips, planning_rotated
+from consoles.mr.model import MRModel, apply_resize, plan_grips
 from consoles.mr.view_card import TABS, CardPanel, mss
 from consoles.mr.view_parts import HandDrag, RenameField, status_icon
 
@@ -606,7 +606,8 @@ class MRConsoleView(ConsoleViewBase):
                     free = graphics.free_spot(vp.pixel_transform(), vp.width(), vp.height(),
                                               len(m.viewport_caption(i)), rect)
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
-                                                                         with_shim=False, free=free))
+                                                                         with_shim=False, free=free,
+                                                                         rotate_end=m.rotate_grip_end(row.uid)))
                 graphics.plan_info(o, row.params, vp.width(), vp.height())
             if shim and shim_editable:
                 graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
@@ -692,7 +693,8 @@ class MRConsoleView(ConsoleViewBase):
                 m.set_pose(want)
         elif name == "rotate":
             if abs(d.total_angle_deg) > 1e-9 or not np.allclose(p.normal(), p0.normal()):
-                m.set_pose(planning_rotated(p0, display, d.total_angle_deg))
+                # from the press-time row, with where the grip was grabbed: it keeps that end (issue 24)
+                m.rotate_group(display, d.total_angle_deg, start=p0, grip_uv=(d.u - d.total_du, d.v - d.total_dv))
         elif name == "shim_centre":
             c = np.asarray(p0.shim_box()["centre"], float) + d.total_du * display.u + d.total_dv * display.v
             if not np.allclose(c, np.asarray(p.shim_box()["centre"], float), atol=5e-4):

@@ -131,12 +131,14 @@ def long_axis_pose(subject: Any, centre: Any, axis: Any, hilum: Any, side: str, 
     h = hp - c
     h = _unit(h - np.dot(h, a) * a)
     if about_axis_deg:
-        # turn h about the long axis so that -h (towards the skin) swings anteriorly (-y)
+        # turn h about the long axis so that -h (towards the skin) swings anteriorly (-y) for a positive
+        # angle and posteriorly (+y) for a negative one (the sense of the turn that does so depends on the side)
         k = np.cross(a, h)
+        mag = np.deg2rad(abs(about_axis_deg))
+        towards = -1.0 if about_axis_deg > 0 else 1.0  # the sign of y the skin direction moves to
         for sgn in (1.0, -1.0):
-            ang = np.deg2rad(sgn * about_axis_deg)
-            h2 = math.cos(ang) * h + math.sin(ang) * k
-            if -h2[1] < -h[1] - 1e-9 or abs(about_axis_deg) < 1e-9:
+            h2 = math.cos(sgn * mag) * h + math.sin(sgn * mag) * k
+            if towards * (-h2[1] - -h[1]) > 1e-9:
                 break
         h = _unit(h2)
     n = _unit(np.cross(a, h))

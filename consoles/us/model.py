@@ -17,7 +17,8 @@
   "start" records the pose, controls and coupling the session began with, so oracles see what changed.
 - Bed frame (issue 21): the probe's height and position around the body are shown and typed as a bed
   tracker reads them, with the patient lying a seeded `patient_z_mm` along the bed and rolled
-  `patient_roll_deg`; the dump's "pose" stays in the subject frame, "probe_display" is what the fields show
+  `patient_roll_deg` and turned `patient_yaw_deg` on it (consoles/us/bed.py: the rotation is read from the
+  bed's head direction); the dump's "pose" stays in the subject frame, "probe_display" is what the fields show
   and "patient" records the placement, the acoustic window the task starts in and the TGC offset (drawn
   from their own "placement" stream, so the older draws below are unchanged).
 - Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
@@ -36,7 +37,7 @@ import numpy as np
 
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
 from consoles.common.params import Parameter
-from consoles.us import aim
+from consoles.us import aim, bed
 from consoles.us.contact import CONTACT_FAULTS, Coupling
 from rendering import us_image as U
 from rendering import us_physics as P
@@ -212,6 +213,9 @@ class USModel(ConsoleModelBase):
         self.patient_roll_deg = round(place.uniform("patient_roll_deg", (0.0, 0.0)), 1)
         self.window_deg = round(self._placement_draw(place, "aim_window_deg"), 1)
         self.tgc_offset_db = round(self._placement_draw(place, "tgc_offset_db"))
+        self.patient_yaw_deg = round(self._placement_draw(place, "patient_yaw_deg"), 1)
+        self._rotation_offset_key: tuple | None = None
+        self._rotation_offset = 0.0
         # the kidney the exam is about (named by the goal, or drawn balanced over seeds)
         self.kidney: str | None = st.get("kidney")
         if draws.has("kidney"):
@@ -361,6 +365,8 @@ class USModel(ConsoleModelBase):
     def value(self, name: str) -> float:
         """The shown value of a declared parameter."""
         c = self.controls
+        if name == "probe_rotation_deg":
+            return (float(self.pose.rotation_deg) + self._bed_offset(name)) % 360.0
         if name in _POSE_FIELD:
             return float(getattr(self.pose, _POSE_FIELD[name])) + self._bed_offset(name)
         if name == "pressure_pct":
@@ -378,9 +384,23 @@ class USModel(ConsoleModelBase):
     # them: height along the bed, angle about the body's long axis from the bed's vertical. The patient lies
     # `patient_z_mm` along the bed and rolled `patient_roll_deg` about the long axis (+: the left side up,
     # so the left flank turns towards the ceiling, bed angle = body angle - roll), so the same anatomy sits
-    # at other field values in another episode; rotation, tilt and rock are about the probe itself.
-    def _bed_offset(self, name: str) -> float:
+    # at other field values in another episode. The patient may also lie turned `patient_yaw_deg` on the
+    # bed: the rotation is read from the bed's head direction on the skin (consoles/us/bed.py), so it moves
+    # with the yaw where the flank faces the ceiling; tilt and rock are about the probe itself.
+    def _bed_offset(self, name: str, pose: U.ProbePose | None = None) -> float:
+        if name == "probe_rotation_deg":
+            return self.rotation_offset(pose)
         return {"probe_z_mm": self.patient_z_mm, "probe_azimuth_deg": -self.patient_roll_deg}.get(name, 0.0)
+
+    def rotation_offset(self, pose: U.ProbePose | None = None) -> float:
+        """Degrees from the subject-frame rotation to the one the field shows, at a pose's footprint."""
+        p = pose or self.pose
+        key = (round(p.z_mm, 3), round(p.azimuth_deg, 3))
+        if key != self._rotation_offset_key:
+            self._rotation_offset = bed.rotation_offset_deg(self.subject, p.z_mm, p.azimuth_deg,
+                                                            self.patient_roll_deg, self.patient_yaw_deg)
+            self._rotation_offset_key = key
+        return self._rotation_offset
 
     def bed_z_limits(self) -> tuple[float, float]:
         """The heights along the bed the body spans (the probe map's range)."""
@@ -395,14 +415,21 @@ class USModel(ConsoleModelBase):
         d = self._pose_dict(pose or self.pose)
         d["z_mm"] = round(d["z_mm"] + self.patient_z_mm, 3) + 0.0
         d["azimuth_deg"] = round(d["azimuth_deg"] - self.patient_roll_deg, 3) + 0.0
+        d["rotation_deg"] = round((d["rotation_deg"] + self._bed_offset("probe_rotation_deg", pose)) % 360.0, 3) + 0.0
         return d
 
     def _bounded_pose(self, pose: U.ProbePose) -> U.ProbePose:
         lo, hi = self.z_limits
         dz, dr = self.patient_z_mm, -self.patient_roll_deg
-        return U.ProbePose(z_mm=round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1),
-                           azimuth_deg=PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr,
-                           rotation_deg=PARAM["probe_rotation_deg"].clamp(float(pose.rotation_deg) % 360.0) % 360.0,
+        z = round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1)
+        az = PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr
+        # the rotation is kept at the field's whole degrees as the field shows it (the bed frame)
+        try:
+            off = self.rotation_offset(replace(pose, z_mm=z, azimuth_deg=az))
+        except ValueError:  # off the body: _place refuses the pose
+            off = 0.0
+        rot = (PARAM["probe_rotation_deg"].clamp((float(pose.rotation_deg) + off) % 360.0) - off) % 360.0
+        return U.ProbePose(z_mm=z, azimuth_deg=az, rotation_deg=round(rot, 3) if off else rot,
                            tilt_deg=PARAM["probe_tilt_deg"].clamp(pose.tilt_deg),
                            rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
                            pressure=round(PARAM["pressure_pct"].clamp(pose.pressure * 100.0) / 100.0, 2))
@@ -700,6 +727,10 @@ class USModel(ConsoleModelBase):
                 "coupling": self.coupling.to_dict(), "line_contact_mean": round(float(lc.mean()), 4),
                 "fraction_in_contact": round(float((lc > 0.5).mean()), 4)}
 
+    def contact_state(self) -> dict[str, Any]:
+        """Pressure, gel film and the share of scan lines in contact of the image on the screen."""
+        return self._contact_dict(self.beam())
+
     def image_dict(self) -> dict[str, Any]:
         """Where the image sits on the screen's image area (no pixels)."""
         fr = self.frame()
@@ -717,6 +748,7 @@ class USModel(ConsoleModelBase):
                       "fov_deg": U.CURVILINEAR.fov_deg, "n_lines": U.CURVILINEAR.n_lines},
             "pose": self._pose_dict(self.pose),  # the subject frame (what the image is formed from)
             "patient": {"z_offset_mm": self.patient_z_mm, "roll_deg": self.patient_roll_deg,
+                        "yaw_deg": self.patient_yaw_deg,
                         "window_deg": self.window_deg, "tgc_offset_db": self.tgc_offset_db},
             "probe_display": self.bed_pose(),  # the probe fields as shown (bed frame)
             "plane": self.geometry().to_dict(),  # the image plane in the subject frame (frozen: unchanged)

@@ -26,6 +26,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
+from consoles.common.numeric import range_text
 from consoles.common.widgets import ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
 from consoles.us import view_graphics as graphics
 from consoles.us.model import CHOICES, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, USModel
@@ -40,12 +41,32 @@ STRIP_CELL = QtCore.QSize(92, THUMB_PX + 26)
 SCREEN_BG = "#000000"
 PROBE_ROWS = (("probe_z_mm", "Height"), ("probe_azimuth_deg", "Around body"), ("probe_rotation_deg", "Rotation"),
               ("probe_tilt_deg", "Tilt (fan)"), ("probe_rock_deg", "Rock"), ("pressure_pct", "Pressure"))
+# Beside the probe fields (issue 24): each field's range and each angle's sign, in a sonographer's words (signs as
+# rendering.us_image.ProbeGeometry turns the beam and consoles/us/bed.py reads the bed frame; looking down on the
+# probe from outside the body: rotation turns the marker anticlockwise from the head, tilt fans the beam to
+# the right of a marker pointing away from you, rock swings it in the image plane towards the marker end).
+PROBE_HELP = (("probe_z_mm", "Height: along the bed, + = toward the head; {range}"),
+              ("probe_azimuth_deg", "Around body: 0 = up, + = toward the patient's left; {range}"),
+              ("probe_rotation_deg", "Rotation: 0 = marker to head, + = anticlockwise from above; {range}"),
+              ("probe_tilt_deg", "Tilt: + = beam to your right, marker away from you; {range}"),
+              ("probe_rock_deg", "Rock: + = beam toward the marker end (heel-toe); {range}"),
+              ("pressure_pct", "Pressure: {range}; firmer presses the whole array onto the skin"))
+HELP_STYLE = "color: #c3cad3; font-size: 12px;"
 IMAGING_ROWS = ((("depth_cm", "Depth"), ("focus_cm", "Focus"), ("frequency_mhz", "Frequency")),
                 (("gain", "Gain"), ("dynamic_range_db", "Dyn. range")))
 GREY_MAP_LABELS = {g: f"{g} {GREY_MAP_NOTES[g].split(' ')[0]}" for g in GREY_MAPS}  # "A linear", "C high"
 GREY_MAP_LABELS.update({"C": "C contrast"})
+# What the gel line says for each film state (consoles/us/contact.py)
+GEL_STATES = {"none": "applied", "no_gel": "none", "no_gel_left": "dry on the left", "no_gel_right": "dry on the right"}
 IMAGE_TOPICS = {"init", "pose", "acquisition", "display", "freeze", "viewport_resized"}
 OVERLAY_TOPICS = IMAGE_TOPICS | {"calipers", "annotations"}
+
+
+def patient_position(roll_deg: float) -> str:
+    """How the patient lies, as the sonographer sees it (the model's roll: + the left side up)."""
+    if abs(roll_deg) < 10.0:
+        return "Supine"
+    return f"{'Left' if roll_deg > 0 else 'Right'} side up {abs(roll_deg):.0f} deg"
 
 
 def mss(seconds: float) -> str:
@@ -216,24 +237,42 @@ class USConsoleView(ConsoleViewBase):
         self.probe_map = self._name("probe_map", ProbeMap(self._map_pose, lambda: self.model.bed_z_limits(),
                                                           self._drag_probe_to,
                                                           lambda: self.model.patient_roll_deg))
-        self.probe_map.setFixedSize(224, 288)
+        self.probe_map.setFixedSize(224, 196)
         self.image.motion_sources.append(self.probe_map.flush_pending_motion)
         row.addWidget(self.probe_map)
         right = QtWidgets.QVBoxLayout()
         right.setSpacing(6)
         self.probe_card = self.parameter_card([replace(PARAM[n], label=text) for n, text in PROBE_ROWS])
-        self.probe_card.layout.setVerticalSpacing(7)
+        self.probe_card.layout.setVerticalSpacing(5)
         right.addLayout(self.probe_card.layout)
-        hint = QtWidgets.QLabel("Drag the probe on the body map; rotation 0 = marker to the head, "
-                                "90 = to the patient's right.")
-        hint.setWordWrap(True)
-        hint.setStyleSheet("color: #9aa3ae;")
-        right.addWidget(hint)
-        self.gel_btn = self._name("apply_gel", button("Apply gel", "apply_gel", lambda: self._do(self.model.apply_gel)))
-        right.addWidget(self.gel_btn)
         right.addStretch(1)
         row.addLayout(right, 1)
         gl.addLayout(row)
+        # the range and sign of every field, and how to move the probe, under the map and the fields
+        helps = QtWidgets.QVBoxLayout()
+        helps.setSpacing(1)
+        for name, text in PROBE_HELP:
+            p = PARAM[name]
+            rng = range_text(p.lo, 359.0 if name == "probe_rotation_deg" else p.hi, 0, p.unit)
+            label = self._name(f"probe_help:{name}", QtWidgets.QLabel(text.format(range=rng)))
+            label.setStyleSheet(HELP_STYLE)
+            helps.addWidget(label)
+        drag = self._name("probe_help:drag", QtWidgets.QLabel("Drag the probe on the body map, or type a value and Enter."))
+        drag.setStyleSheet(HELP_STYLE)
+        helps.addWidget(drag)
+        gl.addLayout(helps)
+        # Apply gel shows what it changed: the gel under the array and the share of scan lines in contact
+        gel = QtWidgets.QHBoxLayout()
+        gel.setSpacing(12)
+        self.gel_btn = self._name("apply_gel", button("Apply gel", "apply_gel", lambda: self._do(self.model.apply_gel)))
+        self.gel_btn.setFixedWidth(110)
+        gel.addWidget(self.gel_btn)
+        self.gel_label = self._name("gel_state", QtWidgets.QLabel())
+        self.contact_label = self._name("contact_state", QtWidgets.QLabel())
+        gel.addWidget(self.gel_label)
+        gel.addWidget(self.contact_label)
+        gel.addStretch(1)
+        gl.addLayout(gel)
         return g
 
     def _build_imaging_group(self) -> QtWidgets.QGroupBox:
@@ -286,7 +325,7 @@ class USConsoleView(ConsoleViewBase):
         gl.addLayout(row)
         self.caliper_readout = self._name("caliper_readout", QtWidgets.QLabel())
         self.caliper_readout.setWordWrap(True)
-        self.caliper_readout.setMinimumHeight(36)
+        self.caliper_readout.setMinimumHeight(22)
         self.caliper_readout.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         gl.addWidget(self.caliper_readout)
         row = QtWidgets.QHBoxLayout()
@@ -344,7 +383,7 @@ class USConsoleView(ConsoleViewBase):
     # ---- user input -------------------------------------------------------------------------
     def _map_pose(self) -> MapPose:
         m = self.model  # the bed frame, as the probe fields show it
-        return MapPose(m.value("probe_z_mm"), m.value("probe_azimuth_deg"), m.pose.rotation_deg, LIVE(m))
+        return MapPose(m.value("probe_z_mm"), m.value("probe_azimuth_deg"), m.value("probe_rotation_deg"), LIVE(m))
 
     def _drag_probe_to(self, z_mm: float, azimuth_deg: float) -> None:
         self._do(lambda: self.model.move_on_bed(z_mm, azimuth_deg))
@@ -468,7 +507,7 @@ class USConsoleView(ConsoleViewBase):
 
     def _refresh_header(self) -> None:
         m = self.model
-        self.patient_label.setText(f"Patient: {m.subject.id.upper()}   Supine")
+        self.patient_label.setText(f"Patient: {m.subject.id.upper()}   {patient_position(m.patient_roll_deg)}")
         self.preset_label.setText(f"Preset: <b>{m.preset}</b>")
         self.frequency_label.setText(f"{m.controls['frequency_mhz']:.1f} MHz")
         self.frame_rate_label.setText(f"{m.frame_rate_hz():.1f} Hz")
@@ -500,8 +539,12 @@ class USConsoleView(ConsoleViewBase):
         self.marker_label.setText(f"\u25cf Marker: {graphics.marker_direction(m.geometry().marker)}")
 
     def _refresh_probe(self) -> None:
+        m = self.model
         self.probe_card.refresh()
-        self.gel_btn.setEnabled(LIVE(self.model))
+        self.gel_btn.setEnabled(LIVE(m))
+        self.gel_label.setText(f"Gel: {GEL_STATES.get(m.coupling.fault, m.coupling.fault)}")
+        share = m.contact_state()["fraction_in_contact"]  # frozen: the frozen image's lines
+        self.contact_label.setText(f"Contact: {100.0 * share:.0f} % of lines")
         self.probe_map.update()
 
     def _refresh_imaging(self) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from consoles.common.clock import SimClock
 from consoles.common.model_base import ConsoleActionError
+from rendering import memo
 from runner.agents.reference.common import Op, wait_seconds
 from runner.headless.drive import OP_SECONDS, HeadlessError, HeadlessRun, make_model
 from scoring.answers import Answer
@@ -213,12 +214,16 @@ class ShortcutResult:
 def shortcut_result(card: TaskCard, pairs: Sequence[tuple[str, int]] = SAMPLE_PAIRS,
                     reference_runs: dict[tuple[str, int], HeadlessRun] | None = None) -> ShortcutResult:
     """Replay dev's reference script, and its constant-answer version, on `pairs`; which of them PASS."""
-    dev_ops = reference_run(card, *DEV).ops
-    runs = reference_runs if reference_runs is not None else {p: reference_run(card, *p) for p in pairs}
-    fixed = [p for p in pairs if replay(card, p[0], p[1], dev_ops).outcome == "PASS"]
-    const_ops = constant_answer_script(dev_ops, runs.values())
-    const = None if const_ops is None else [
-        p for p in pairs if replay(card, p[0], p[1], const_ops).outcome == "PASS"]
+    with memo.enabled():
+        dev_ops = reference_run(card, *DEV).ops
+        runs = reference_runs if reference_runs is not None else {p: reference_run(card, *p) for p in pairs}
+        const_ops = constant_answer_script(dev_ops, runs.values())
+        fixed, const = [], None if const_ops is None else []
+        for p in pairs:  # both scripts of one episode in a row: they start from the same images
+            if replay(card, p[0], p[1], dev_ops).outcome == "PASS":
+                fixed.append(p)
+            if const_ops is not None and replay(card, p[0], p[1], const_ops).outcome == "PASS":
+                const.append(p)
     return ShortcutResult(card.id, card.level, len(pairs), fixed, const)
 
 

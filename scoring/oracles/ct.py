@@ -76,7 +76,8 @@ def coverage_aq(cov: float, organ_len: float, scan_len: float) -> float:
 
 @register(ROUTINE)
 def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
-    """ct_ui_smoke_routine: the chest workflow in order, and the scanned range covers the lungs."""
+    """ct_ui_smoke_routine: the chest workflow in order, and the scanned range covers the lungs without
+    scanning far beyond them (the lung card's ALARA excess bound, which the goal states)."""
     task: CTTask = entry_for_card(card)
     protocol, organ, min_cov = task.protocol, task.organs[0], task.min_coverage
     stages = ordered_stages(state.get("events", []), ordered_checks(task))
@@ -95,18 +96,21 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
     details.update({"series": s["uid"], "scan_subject_z": [round(z_lo, 1), round(z_hi, 1)],
                     "lung_z_extent": [round(zmin, 1), round(zmax, 1)], "lung_coverage": round(cov, 4),
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
-                    "threshold_lung_coverage": min_cov})
+                    "threshold_lung_coverage": min_cov, "threshold_max_excess_mm": task.max_excess_mm})
     aq = coverage_aq(cov, zmax - zmin, z_hi - z_lo)
-    ok_quality = cov >= min_cov
+    ok_coverage, ok_excess = cov >= min_cov, max(ex_top, ex_bottom) <= task.max_excess_mm
+    ok_quality = ok_coverage and ok_excess
     if ok_quality and all(stages.values()):
         return OracleResult(outcome="PASS", sr=1.0, pr=pr, aq=aq, stages=stages, details=details,
-                            reason="workflow complete in order; lungs covered")
+                            reason="workflow complete in order; lungs covered, excess bounded")
     missing = [k for k, v in stages.items() if not v]
     why = []
     if missing:
         why.append("stages missing or out of order: " + ", ".join(missing))
-    if not ok_quality:
+    if not ok_coverage:
         why.append(f"lung coverage {cov:.1%} < {min_cov:.0%}")
+    if not ok_excess:
+        why.append(f"scanned {max(ex_top, ex_bottom):.0f} mm beyond the lungs (> {task.max_excess_mm:.0f} mm)")
     return OracleResult(outcome="PARTIAL", sr=0.0, pr=pr, aq=aq, stages=stages, details=details,
                         reason="; ".join(why))
 

@@ -28,7 +28,8 @@ from rendering.geometry import PlanePose, ResliceGrid, reslice
 from scoring.oracles import register
 from scoring.registry import entry_for_card
 from scoring.registry.us import (CALIPER_END_MAX_MM, CALIPER_LENGTH_TOLERANCE, CONTACT, CONTACT_MIN_FRACTION,
-                                 CONTACT_MIN_LINE_MEAN, CONTROL, DEPTH_MARGIN_MIN_MM, FOCUS_MAX_OFF_MM,
+                                 CONTACT_MIN_LINE_MEAN, CONTROL, DEPTH_MARGIN_MAX_MM, DEPTH_MARGIN_MIN_MM,
+                                 FOCUS_MAX_OFF_MM,
                                  GAIN_MAX_CHANGE, HILUM_MAX_MM, IN_VIEW_MIN_LENGTH_FRACTION, KIDNEY_BOTTOM_MIN_FRACTION,
                                  KIDNEY_GREY_RANGE, LONG_AXIS_MAX_DEG, LONG_AXIS_MIN_LENGTH_FRACTION, MEASURE,
                                  OPTIMIZE, SAVE, SAVED_VIEW_MIN_LENGTH_FRACTION, TGC_MAX_CHANGE_DB, VALUE_TOLERANCE,
@@ -416,7 +417,8 @@ def _image_quality(oracle, side: str, rec: Mapping[str, Any], shape: Any) -> dic
 
 def _depth_ok(q: Mapping[str, Any]) -> bool:
     b = q["kidney_bottom_mm"]
-    return b is not None and q["depth_mm"] - b >= DEPTH_MARGIN_MIN_MM and b >= KIDNEY_BOTTOM_MIN_FRACTION * q["depth_mm"]
+    return (b is not None and DEPTH_MARGIN_MIN_MM <= q["depth_mm"] - b <= DEPTH_MARGIN_MAX_MM
+            and b >= KIDNEY_BOTTOM_MIN_FRACTION * q["depth_mm"])
 
 
 def _grey_ok(q: Mapping[str, Any]) -> bool:
@@ -431,7 +433,8 @@ def optimize(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     side = _side(state)
     q = image_quality(oracle, side, state)
     c = q["kidney_centre_mm"]
-    details: dict[str, Any] = {**q, "min_margin_mm": DEPTH_MARGIN_MIN_MM, "min_bottom_fraction": KIDNEY_BOTTOM_MIN_FRACTION,
+    details: dict[str, Any] = {**q, "min_margin_mm": DEPTH_MARGIN_MIN_MM, "max_margin_mm": DEPTH_MARGIN_MAX_MM,
+                               "min_bottom_fraction": KIDNEY_BOTTOM_MIN_FRACTION,
                                "max_focus_off_mm": FOCUS_MAX_OFF_MM}
     checks = {"kidney_in_view": q["kidney_length_fraction"] >= IN_VIEW_MIN_LENGTH_FRACTION,
               "depth_fits_kidney": _depth_ok(q),

@@ -41,6 +41,11 @@ SAVED_VIEW_MIN_LENGTH_FRACTION = 0.50
 # the lower part of the image (at least 60% of the depth), so most of the image is not below the kidney.
 DEPTH_MARGIN_MIN_MM = 5.0
 KIDNEY_BOTTOM_MIN_FRACTION = 0.60
+# ... and at most 4 cm below it (issue 21, told in the goal of us_kidney_acquisition_optimization_v1):
+# sonographers set the depth so the organ under study fills the image with just the tissue behind it in view
+# (the goal's "a little space below it"); 8 cm of liver or muscle under a 12 cm-deep kidney, which the 60 %
+# rule alone allowed, leaves the kidney small in the upper half of the sector.
+DEPTH_MARGIN_MAX_MM = 40.0
 # The focal zone at the kidney: within 15 mm of the depth of the kidney's centre (about half its
 # antero-posterior extent from the flank).
 FOCUS_MAX_OFF_MM = 15.0
@@ -165,7 +170,8 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
       over which that field alone can move from the reference's pose and the view still pass the oracle's
       three checks (the mean of the two one-sided ranges, searched on the subject's geometry).
     - optimize: depth (mm): the centre and half-width of the depths the oracle accepts for the kidney's
-      bottom (DEPTH_MARGIN_MIN_MM below it .. bottom / KIDNEY_BOTTOM_MIN_FRACTION); focus (mm): the
+      bottom (DEPTH_MARGIN_MIN_MM below it .. the lesser of DEPTH_MARGIN_MAX_MM below it and bottom /
+      KIDNEY_BOTTOM_MIN_FRACTION); focus (mm): the
       kidney's centre depth, FOCUS_MAX_OFF_MM; gain: the centre and half-width of the gain window that
       shows the kidney inside KIDNEY_GREY_RANGE.
     - contact_vs_gain: the cause (categorical); when it is the gain, the gain window as above.
@@ -185,7 +191,9 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
                                    _field_tolerance(oracle, side, pose, depth, "z_mm", 2.5, 80.0))
         out["probe_azimuth_deg"] = Answer(float(shown_pose["azimuth_deg"]),
                                           _field_tolerance(oracle, side, pose, depth, "azimuth_deg", 1.0, 40.0))
-        out["probe_rotation_deg"] = Answer(float(shown_pose["rotation_deg"]),
+        # the dial turns round: the answer as a signed angle (-180..180), so 358 and 2 lie 4 deg apart
+        rot = (float(shown_pose["rotation_deg"]) + 180.0) % 360.0 - 180.0
+        out["probe_rotation_deg"] = Answer(round(rot, 3),
                                            _field_tolerance(oracle, side, pose, depth, "rotation_deg", 1.0, 40.0))
     elif task.kind == "optimize":
         from scoring.subject_oracle import load_oracle
@@ -193,7 +201,7 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
 
         q = image_quality(load_oracle(state["subject"]), side, state)
         b = float(q["kidney_bottom_mm"])
-        lo, hi = b + DEPTH_MARGIN_MIN_MM, b / KIDNEY_BOTTOM_MIN_FRACTION
+        lo, hi = b + DEPTH_MARGIN_MIN_MM, min(b + DEPTH_MARGIN_MAX_MM, b / KIDNEY_BOTTOM_MIN_FRACTION)
         out["depth_mm"] = Answer(round(0.5 * (lo + hi), 2), round(0.5 * (hi - lo), 2))
         out["focus_mm"] = Answer(float(q["kidney_centre_mm"]), FOCUS_MAX_OFF_MM)
         w = _gain_window(state, side)

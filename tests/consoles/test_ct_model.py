@@ -152,12 +152,12 @@ def test_scout_pixels_are_fixed_table_mm_and_the_anatomy_moves_with_the_patient(
     for view in ("ap", "lateral"):
         sa, sb = a.scouts[view], b.scouts[view]
         assert (sa.u0, sa.du, sa.v_top, sa.dv, sa.pixels.shape) == (sb.u0, sb.du, sb.v_top, sb.dv, sb.pixels.shape)
-    assert a.table_limits() == b.table_limits() == (220.0, -460.0)
-    pa, pb = a._scout_grid("ap", 220.0, -460.0)[0], b._scout_grid("ap", 220.0, -460.0)[0]
-    np.testing.assert_array_equal(pa[60:300, 10:-10], pb[40:280, 15:-5])  # 40 mm up = 20 rows, 10 mm = 5 columns
-    la, lb = a._scout_grid("lateral", 220.0, -460.0)[0], b._scout_grid("lateral", 220.0, -460.0)[0]
-    np.testing.assert_array_equal(la[60:300, 30:-30], lb[40:280, 10:-50])  # 40 mm more pad: 20 columns anterior
-    assert pa[0].max() == 0.0  # table z 220 lies above the phantom's top at this position: air
+    assert a.table_limits() == b.table_limits() == (350.0, -620.0)
+    pa, pb = a._scout_grid("ap", 350.0, -620.0)[0], b._scout_grid("ap", 350.0, -620.0)[0]
+    np.testing.assert_array_equal(pa[125:365, 10:-10], pb[105:345, 15:-5])  # 40 mm up = 20 rows, 10 mm = 5 columns
+    la, lb = a._scout_grid("lateral", 350.0, -620.0)[0], b._scout_grid("lateral", 350.0, -620.0)[0]
+    np.testing.assert_array_equal(la[125:365, 30:-30], lb[105:345, 10:-50])  # 40 mm more pad: 20 columns anterior
+    assert pa[0].max() == 0.0  # table z 350 lies above the phantom's top at this position: air
     assert a.iso_couch_y() == pytest.approx(a.table_height_mm - 270.0)
     assert b.y_iso_subject() == pytest.approx(b.table_height_mm - 270.0 + 60.0)
 

@@ -133,6 +133,28 @@ def test_us_fields_status_depth_scale_caliper_and_annotation_read_back(display, 
     assert not bad, "illegible values:\n" + "\n".join(bad)
 
 
+def test_ct_scouts_show_millimetre_rulers_that_read_back(display, tmp_path):
+    """issue 24 item 5: both CT scouts carry a table-z ruler (a tick every 10 mm, numbers every 50 or 100 mm) and
+    the lateral scout a table-height ruler for the isocentre; read by OCR from a screen capture of the planning
+    page with the scouts acquired, every number and both titles."""
+    require_console()
+    require_tesseract()
+    out = tmp_path / "shots"
+    run_probe(display, "ct_scout_probe", out)
+    manifest = [e for e in json.loads((out / "manifest.json").read_text()) if e["kind"] == "text"]
+    labels = {e["widget"]: e["expected"][0] for e in manifest}
+    for vp in ("scout_ap", "scout_lateral"):
+        numbers_shown = sorted(float(t) for w, t in labels.items() if w.startswith(f"{vp}.label:zruler_") and
+                               not w.endswith("_title"))
+        assert len(numbers_shown) >= 5 and {b - a for a, b in zip(numbers_shown, numbers_shown[1:])} <= {50.0, 100.0}
+        assert labels[f"{vp}.label:zruler_title"] == "Table z (mm)"
+    assert labels["scout_lateral.label:hruler_title"] == "Table height for isocentre (mm)"
+    assert {f"scout_lateral.label:hruler_{h}" for h in (0, 50, 100, 150, 200, 250)} <= set(labels)
+    assert not any(w.startswith("scout_ap.label:hruler") for w in labels)  # the AP scout has no height axis
+    bad = _misreads(out, manifest)
+    assert not bad, "illegible ruler text:\n" + "\n".join(bad)
+
+
 def test_negative_control_the_old_spinbox_style_is_rejected(display, tmp_path):
     require_console()
     require_tesseract()

@@ -261,3 +261,49 @@ def test_the_answers_frame_uses_the_protocol_librarys_default_orientations():
 
     for pid, text in DEFAULT_ORIENTATION.items():
         assert get_protocol(pid).slices.orientation == text
+
+
+# ---- issue 24: the rotate grip keeps its end ----------------------------------------------------------------
+def _grip_angle_deg(grips) -> float:
+    by = {g.name: g for g in grips}
+    return math.degrees(math.atan2(by["rotate"].v - by["centre"].v, by["rotate"].u - by["centre"].u))
+
+
+def _turned_by(a0: float, a: float) -> float:
+    return (a - a0) % 360.0
+
+
+def test_the_rotate_grip_keeps_the_end_it_was_released_at(rt):
+    """The 2ch group turned in 30 deg steps on the sagittal localizer, clockwise and counter-clockwise: the
+    rotate grip turns with the group (its angle about the centre grip by the total turn). The negative control,
+    the grips placed without the model's memory of the end (as before), jumps to the other end of the line."""
+    from consoles.mr.model import plan_grips
+
+    for step in (30.0, -30.0):
+        m = _model(rt)
+        display = m.viewport_image_data(0).pose  # the sagittal localizer
+        a0 = _grip_angle_deg(m.grips(display))
+        kept, forgot = [], []
+        for k in range(1, 7):
+            m.rotate_group(display, step)
+            kept.append(_turned_by(a0, _grip_angle_deg(m.grips(display))))
+            forgot.append(_turned_by(a0, _grip_angle_deg(plan_grips(m.open_row.params, display, 1.0, with_shim=False))))
+        want = [(k * step) % 360.0 for k in range(1, 7)]
+        assert kept == pytest.approx(want, abs=0.5)
+        assert any(abs((f - w + 180.0) % 360.0 - 180.0) > 90.0 for f, w in zip(forgot, want)), forgot
+
+
+def test_a_drag_keeps_the_end_that_was_grabbed(rt):
+    """Grabbed at the other end (where a caption pushed it, say), the grip stays there after the turn."""
+    m = _model(rt)
+    display = m.viewport_image_data(0).pose
+    by = {g.name: g for g in m.grips(display)}
+    cu, cv = by["centre"].u, by["centre"].v
+    start = m.open_row.params.copy()
+    other_end = (2 * cu - by["rotate"].u, 2 * cv - by["rotate"].v)
+    m.rotate_group(display, -120.0, start=start, grip_uv=other_end)
+    a = _grip_angle_deg(m.grips(display))
+    want = math.degrees(math.atan2(other_end[1] - cv, other_end[0] - cu)) - 120.0
+    assert abs((a - want + 180.0) % 360.0 - 180.0) < 0.5
+    with pytest.raises(ConsoleActionError):  # refused like any planning drag on a row that is not editable
+        _model(rt, status="done").rotate_group(display, 10.0)

@@ -18,7 +18,7 @@ import pytest
 from runner.actions import Action
 from runner.console_process import ConsoleProcess
 from runner.xinput import open_input
-from tests.conftest import require_console
+from tests.conftest import SOAK_ACTIONS, require_console
 from tests.consoles.console_driver import Driver, assert_same_screenshots, fresh_twice_and_reset, write_card
 
 pytestmark = pytest.mark.display
@@ -208,7 +208,8 @@ def test_screenshots_identical_across_fresh_launches_and_a_reset_in_place(runs):
     assert first.facts == second.facts == reset.facts
 
 
-def test_a_thousand_random_actions_with_viewport_drags_end_without_crash_or_hang(display, card_path):
+@pytest.mark.soak
+def test_many_random_actions_with_viewport_drags_end_without_crash_or_hang(display, card_path):
     """Random clicks, drags (half of them from a planning grip), scrolls, keys and typing."""
     require_console()
     con = ConsoleProcess(display, "mr", card_path, "dev", 3)
@@ -221,7 +222,7 @@ def test_a_thousand_random_actions_with_viewport_drags_end_without_crash_or_hang
         vps = con.geometry()["viewports"]
         boxes = [v["rect"] for v in vps.values()]
         keys = ("Enter", "Escape", "Tab", "Up", "Down", "BackSpace", "ctrl+a")
-        for i in range(1000):
+        for i in range(SOAK_ACTIONS):
             r = rng.random()
             if r < 0.45:
                 if rng.random() < 0.5:

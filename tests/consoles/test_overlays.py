@@ -158,3 +158,35 @@ def test_caliper_end_points_are_draggable_and_its_text_follows():
     step = d.release(40.5, 0.0)
     assert step.total_du == pytest.approx(10.0)
     assert [p for p in expand(Caliper("len", 0.0, 0.0, 40.0, 0.0)) if isinstance(p, Text)][0].text == "40.0 mm"
+
+
+# ---- rulers (issue 24: millimetre scales on planning images) -----------------------------------------------
+def test_a_ruler_ticks_every_minor_step_longer_every_major_and_numbers_where_they_fit():
+    from consoles.common.overlays import Line, Ruler, Text, expand
+
+    r = Ruler("z", "v", -100.0, -455.0, 210.0, px_per_mm=0.9, title="Table z (mm)")
+    items = expand(r)
+    ticks = {i.name: i for i in items if isinstance(i, Line) and "_tick_" in i.name}
+    assert len(ticks) == 67 and "z_tick_-450" in ticks and "z_tick_210" in ticks and "z_tick_-460" not in ticks
+    lengths_px = {n: abs(t.u1 - t.u0) * 0.9 for n, t in ticks.items()}
+    assert lengths_px["z_tick_-450"] == pytest.approx(8.0) and lengths_px["z_tick_-440"] == pytest.approx(4.0)
+    texts = {i.name: i.text for i in items if isinstance(i, Text)}
+    assert texts["z_-450"] == "-450" and texts["z_200"] == "200" and texts["z_title"] == "Table z (mm)"
+    assert "z_-425" not in texts and len(texts) == 15  # 50 mm is 45 px here: a number every 50 mm
+    numbers = [i for i in items if isinstance(i, Text) and i.name != "z_title"]
+    assert all(i.align == "right" and i.v == float(i.text) for i in numbers)  # left of the scale, at their value
+    # the negative control: cramped, the same scale numbers only every 100 mm
+    sparse = {i.name for i in expand(Ruler("z", "v", 0.0, -455.0, 210.0, px_per_mm=0.5)) if isinstance(i, Text)}
+    assert "z_-450" not in sparse and "z_-400" in sparse and "z_100" in sparse
+
+
+def test_a_ruler_can_show_another_quantity_than_the_planes_own():
+    from consoles.common.overlays import Ruler, Text, expand
+
+    # a table height H drawn against couch height u = H - 270: H 0 at u -270, H 250 at u -20
+    r = Ruler("h", "u", -460.0, 0.0, 260.0, px_per_mm=0.7, origin=-270.0, direction=1.0, title="Table height")
+    texts = {i.name: i for i in expand(r) if isinstance(i, Text)}
+    assert texts["h_0"].u == pytest.approx(-270.0) and texts["h_250"].u == pytest.approx(-20.0)
+    assert texts["h_0"].valign == "top" and texts["h_0"].offset_px[1] > 0  # below the scale (screen y down)
+    with pytest.raises(ValueError):
+        Ruler("bad", "x", 0.0, 0.0, 1.0, px_per_mm=1.0)

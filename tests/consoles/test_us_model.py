@@ -340,3 +340,25 @@ def test_the_dump_records_the_start(rt):
     m.set_param("gain", 80)
     s = m.state()
     assert s["start"] == start and s["controls"]["gain"] == 80 and s["contact"]["coupling"]["ok"]
+
+
+def test_rotation_field_reads_from_the_beds_head_when_the_patient_lies_turned(rt):
+    """A patient turned on the bed moves the rotation the field shows (consoles/us/bed.py) by about the yaw
+    where the flank faces the ceiling, hardly at all where it faces the side of the bed; the typed bed value
+    round-trips, and the image (subject frame) is formed from the same pose as without the yaw."""
+    flank = {"z_mm": -250.0, "azimuth_deg": 100.0, "rotation_deg": 30.0, "tilt_deg": 0.0, "rock_deg": 0.0,
+             "pressure": 0.85}
+    plain = _model(rt, pose=flank)
+    up = _model(rt, perturbations={"patient_roll_deg": [90.0, 90.0], "patient_yaw_deg": [20.0, 20.0]}, pose=flank)
+    side = _model(rt, perturbations={"patient_roll_deg": [0.0, 0.0], "patient_yaw_deg": [20.0, 20.0]}, pose=flank)
+    assert plain.value("probe_rotation_deg") == pytest.approx(30.0)
+    for m in (up, side):  # the same probe on the body (its rotation kept at whole degrees as the field shows it)
+        assert (m.pose.z_mm, m.pose.azimuth_deg) == (plain.pose.z_mm, plain.pose.azimuth_deg)
+        assert m.pose.rotation_deg == pytest.approx(plain.pose.rotation_deg, abs=0.5)
+    turned = (up.value("probe_rotation_deg") - 30.0 + 180.0) % 360.0 - 180.0
+    assert 12.0 <= abs(turned) <= 22.0
+    assert abs((side.value("probe_rotation_deg") - 30.0 + 180.0) % 360.0 - 180.0) < abs(turned) / 2
+    up.set_param("probe_rotation_deg", 10.0)
+    assert up.value("probe_rotation_deg") == pytest.approx(10.0, abs=0.01)
+    assert up.state()["probe_display"]["rotation_deg"] == pytest.approx(10.0, abs=0.01)
+    assert up.state()["patient"]["yaw_deg"] == 20.0

@@ -24,6 +24,23 @@ def test_table_frame_from_a_state_dump():
     assert TableFrame.from_state({"frame": f.to_dict()}) == f
 
 
+def test_breath_hold_moves_the_dome_and_below_but_not_the_apices():
+    """Below the dome everything moves by the breath-hold, nothing above the fixed level moves, the chest
+    between stretches linearly; the warp inverts exactly and its fields survive the state dump."""
+    f = TableFrame(patient_shift_mm=40.0, breath_hold_mm=-25.0, breath_fixed_z_mm=0.0, breath_dome_z_mm=-150.0)
+    z = np.array([-400.0, -150.0, -75.0, 0.0, 30.0])
+    assert np.allclose(f.table_z(z), z + 40.0 + np.array([-25.0, -25.0, -12.5, 0.0, 0.0]))
+    assert np.allclose(f.subject_z(f.table_z(z)), z)
+    assert f.subject_z(float(f.table_z(-75.0))) == pytest.approx(-75.0)
+    assert isinstance(f.table_z(-75.0), float) and isinstance(f.subject_z(0.0), float)
+    zs = np.linspace(-500, 100, 601)
+    assert np.all(np.diff(f.table_z(zs)) > 0)  # monotonic: the range is still one interval of the patient
+    assert TableFrame.from_state({"frame": f.to_dict()}) == f
+    assert TableFrame(breath_hold_mm=0.0).table_z(-200.0) == -200.0  # no breath-hold: the rigid frame
+    with pytest.raises(ValueError, match="dome"):
+        TableFrame(breath_hold_mm=30.0, breath_fixed_z_mm=0.0, breath_dome_z_mm=-20.0)
+
+
 def test_helical_timing():
     assert table_feed_mm_s(1.0, 40.0, 0.5) == pytest.approx(80.0)
     assert helical_duration_s(400.0, 1.0, 40.0, 0.5) == pytest.approx(5.0)

@@ -14,7 +14,7 @@ from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
 from tasks.card import load_card
 from tests.runner.baselines import with_budget
-from tests.conftest import descendants_alive
+from tests.conftest import SOAK_ACTIONS, descendants_alive
 
 TASK = "ct_ui_smoke_routine"
 
@@ -111,12 +111,13 @@ def test_console_crash_or_hang_ends_the_episode_invalid_in_bounded_time(display,
     assert display.alive()
 
 
-def test_a_thousand_random_actions_do_not_crash_or_hang(display, tmp_path):
-    card = with_budget(load_card(TASK), 1000)
+@pytest.mark.soak
+def test_many_random_actions_do_not_crash_or_hang(display, tmp_path):
+    card = with_budget(load_card(TASK), SOAK_ACTIONS)
     v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=7), tmp_path, display)
     assert v.termination == "budget", v.reason
     assert v.outcome != "INVALID", v.reason
-    assert v.steps == 1000
+    assert v.steps == SOAK_ACTIONS
 
 
 def test_short_drags_in_a_row_each_move_the_range(display, tmp_path):

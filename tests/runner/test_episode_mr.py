@@ -20,6 +20,7 @@ from runner.episode import EpisodeSpec, run_episode
 from runner.parallel import run_parallel
 from runner.run import Progress, run_sequential
 from tasks.card import select_cards
+from tests.conftest import SOAK_ACTIONS
 from tests.runner.baselines import assert_baselines_never_pass, with_budget
 from tests.runner.test_parallel import _episode_bytes
 
@@ -73,10 +74,11 @@ def test_noop_and_random_agents_never_pass_an_mr_card(display, console_keeper, t
 
 
 @pytest.mark.parametrize("task", ["L2a_queue_mutation", "mr_t1t2_mapping_staged"])
-def test_a_thousand_random_mr_actions_do_not_crash_or_hang(display, tmp_path, task):
+@pytest.mark.soak
+def test_many_random_mr_actions_do_not_crash_or_hang(display, tmp_path, task):
     """The queue, library and series list; and a mapping exam (maps, ROI tool, planning grips)."""
-    card = with_budget({c.id: c for c in MR_CARDS}[task], 1000)
+    card = with_budget({c.id: c for c in MR_CARDS}[task], SOAK_ACTIONS)
     v = run_episode(EpisodeSpec(card, "dev", 0), RandomAgent(base_seed=11), tmp_path, display)
     assert v.termination == "budget", v.reason
     assert v.outcome != "INVALID", v.reason
-    assert v.steps == 1000
+    assert v.steps == SOAK_ACTIONS

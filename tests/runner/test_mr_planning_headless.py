@@ -1,4 +1,4 @@
-"""The MR geometry-planning tasks headless: the reference passes fast on several subjects, the same plan with
+"""The MR geometry-planning tasks headless: the reference passes on several subjects, the same plan with
 its plane rotated by 12 deg or shifted by 10 mm completes the workflow but does not pass (the perturbed-plane
 replay), and the GUI layer turns planning operations into drags on the exported handles."""
 from __future__ import annotations
@@ -25,13 +25,11 @@ def test_there_are_thirteen_planning_tasks():
 
 
 @pytest.mark.parametrize("card_id", PLANNING)
-def test_reference_passes_fast_and_measures_near_zero_errors(card_id, subject_cache):
+def test_reference_passes_and_measures_near_zero_errors(card_id, subject_cache):
     card = load_card(card_id)
-    run_mr(card, "s07", 1)  # warm: the subject's bundles load once per process
     run = run_mr(card, "s07", 1)
     v = run.verdict
     assert v.outcome == "PASS" and v.pr == 1.0 and v.aq >= 90, (v.reason, v.details)
-    assert run.wall_s < 1.5, f"{card_id}: one headless episode took {run.wall_s:.2f} s"
     for view in ("2ch", "4ch"):
         if view in v.details:
             assert v.details[view]["angle_deg"] < 0.5 and v.details[view]["offset_mm"] < 1.0

@@ -36,13 +36,11 @@ def oracle(subject_cache):
 
 # ---- the driver ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("card_id", [c.id for c in select_cards("us")])
-def test_reference_passes_fast_and_the_start_does_not(card_id, oracle):
+def test_reference_passes_and_the_start_does_not(card_id, oracle):
     card = load_card(card_id)
-    run_us(card, SUBJECT, 0, planner=USPlanner(card, SUBJECT, oracle))  # warm: the subject's staged pose
     run = run_us(card, SUBJECT, 1, planner=USPlanner(card, SUBJECT, oracle))
     assert run.verdict.outcome == "PASS" and run.verdict.pr == 1.0 and run.ops[-1].name == "done", run.verdict.reason
     assert list(run.verdict.stages) == card.workflow_stages
-    assert run.wall_s < 2.0  # well under a second on an idle core; room for a busy CI runner
     assert score_initial(card, SUBJECT, 1).outcome != "PASS"
 
 

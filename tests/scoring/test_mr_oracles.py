@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from consoles.common.clock import SimClock
+from consoles.common.model_base import ConsoleActionError
 from runner.agents.reference.common import Op, wait_seconds
 from runner.agents.reference.mr import MRPlanner
 from runner.headless.mr import apply_op, make_model
@@ -228,18 +229,29 @@ def _seed(card_id: str, pred) -> int:
 def test_go_availability(oracle):
     ready = _seed("L1_go_availability", lambda m: m.ecg_signal)
     blocked = _seed("L1_go_availability", lambda m: not m.ecg_signal)
+    def target(e: Episode) -> int:  # the first pending row (optional earlier acquisitions move its place)
+        return next(r["uid"] for r in e.m.state()["start"]["queue"] if r["status"] == "pending")
+
     e = Episode("L1_go_availability", ready, oracle).do("go")
     assert e.verdict().outcome == "PASS"
-    target = e.m.state()["start"]["queue"][1]["uid"]
-    f = Episode("L1_go_availability", ready, oracle).do("open", uid=target)
-    f.do("set_param", name="trigger", value="pulse").do("go")
+    f = Episode("L1_go_availability", ready, oracle)
+    f.do("open", uid=target(f)).do("set_param", name="trigger", value="pulse").do("go")
     assert _fails(f.verdict(), "trigger")  # ECG was there: switching to pulse was not needed
     g = Episode("L1_go_availability", blocked, oracle)
-    g.do("open", uid=target).do("set_param", name="trigger", value="none").do("go")
+    g.do("open", uid=target(g)).do("set_param", name="trigger", value="none").do("go")
     assert _fails(g.verdict(), "trigger")  # the goal asks for pulse
     h = Episode("L1_go_availability", blocked, oracle)
-    h.do("open", uid=target).do("set_param", name="trigger", value="pulse").do("go")
+    h.do("open", uid=target(h)).do("set_param", name="trigger", value="pulse").do("go")
     assert h.verdict().outcome == "PASS"
+    # a remedy on a done row (an earlier acquisition where the target sat elsewhere) is refused, and Go then
+    # starts the first pending row with its ECG trigger: refused without a signal
+    k = Episode("L1_go_availability", blocked, oracle)
+    done = [r["uid"] for r in k.m.state()["start"]["queue"] if r["status"] == "done"]
+    k.do("open", uid=done[-1])
+    for op, args in (("set_param", {"name": "trigger", "value": "pulse"}), ("go", {})):
+        with pytest.raises(ConsoleActionError):
+            k.do(op, **args)
+    assert _fails(k.verdict(), "target_started")
 
 
 def test_idle_or_scanning(oracle):

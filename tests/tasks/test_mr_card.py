@@ -106,3 +106,45 @@ def test_library_mapping_fault_is_checked_against_its_draw(faults, message):
         _card(initial_state={"queue": [], "library_mapping_fault": True}, perturbations=pert)
     _card(initial_state={"queue": [], "library_mapping_fault": True},
           perturbations={"mapping_fault": ["none", "untriggered"]})  # the valid form loads
+
+
+# ---- optional rows (issue 21: the row a remedy acts on moves over list places) --------------------------
+_OPT = [{"protocol": "localizer_3plane", "status": "done"}, {"protocol": "t1_gre_tra", "status": "done", "optional": True},
+        {"protocol": "cine_2ch"}, {"protocol": "cine_4ch"}]
+
+
+@pytest.mark.parametrize("initial_state,perturbations,message", [
+    ({"queue": _OPT, "open": 2}, {}, "open = 2 names an optional row"),
+    ({"queue": _OPT, "layout": {"viewports": [{"row": 2}]}}, {}, r"layout.viewports\[0\].row = 2 names an optional row"),
+    ({"queue": _OPT, "layout": {"viewports": [{"series": 1}]}}, {}, "optional rows move series uids"),
+    ({"queue": _OPT}, {"shuffle_rows": [2, 3]}, "shuffle_rows names row 2, an optional row"),
+    ({"queue": [{"protocol": "cine_2ch", "optional": True}]}, {}, "its status must be done"),
+])
+def test_optional_rows_are_never_named_by_open_layout_or_shuffle(initial_state, perturbations, message):
+    with pytest.raises(TaskCardError, match=message):
+        _card(initial_state, perturbations)
+    _card({"queue": _OPT, "open": 3, "layout": {"viewports": [{"row": 1}]}}, {"shuffle_rows": [3, 4]})  # valid
+
+
+def test_optional_rows_are_present_in_about_half_the_episodes_and_move_nothing_else():
+    from consoles.mr.model import MRModel
+    from rendering.subjects import load_runtime
+    from tasks.card import load_card
+
+    card = load_card("L1_go_availability")
+    rt = load_runtime("dev")
+    plain = {**card.initial_state.as_dict(),
+             "queue": [r for r in card.initial_state.as_dict()["queue"] if not r.get("optional")]}
+    places, counts = set(), []
+    for seed in range(1, 13):
+        m = MRModel(rt, card.id, seed, card.initial_state, card.perturbations)
+        ref = MRModel(rt, card.id, seed, plain, {**card.perturbations.as_dict(), "shuffle_rows": [2, 3, 4]})
+        pending = [r for r in m.rows if r.status == "pending"]
+        places.add(m.index_of(pending[0].uid))
+        counts.append(len(m.rows) - 4)
+        # the truth and the pending rows' names and order do not depend on which optional rows are present
+        assert m.ecg_signal == ref.ecg_signal and m.heart_rate_bpm == ref.heart_rate_bpm
+        assert [r.protocol for r in pending] == [r.protocol for r in ref.rows if r.status == "pending"]
+    assert places == {2, 3, 4} and 0.25 <= sum(counts) / (2 * len(counts)) <= 0.75
+    dev = MRModel(rt, card.id, 0, card.initial_state, card.perturbations)
+    assert len(dev.rows) == 6 and not dev.ecg_signal  # dev seed 0: the fullest queue, the remedy case

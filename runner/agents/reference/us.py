@@ -64,6 +64,7 @@ class USPlanner(PlannerBase):
         rounded as the fields commit it)."""
         if self._target_pose is None:
             from consoles.us.aim import long_axis_pose
+            from consoles.us.bed import rotation_offset_deg
             from scoring.oracles.us import kidney_anatomy
 
             side = self.side(st)
@@ -72,7 +73,11 @@ class USPlanner(PlannerBase):
                                   pressure=st["pose"]["pressure"])
             # the fields take bed-frame values: the patient's place on the bed (the dump's "patient"; + roll:
             # the left side up, bed angle = body angle - roll)
-            bed = {"z_mm": st["patient"]["z_offset_mm"], "azimuth_deg": -st["patient"]["roll_deg"]}
+            # and turned yaw on it: the rotation is read from the bed's head direction, consoles/us/bed.py)
+            pt = st["patient"]
+            bed = {"z_mm": pt["z_offset_mm"], "azimuth_deg": -pt["roll_deg"],
+                   "rotation_deg": rotation_offset_deg(self.oracle.runtime, pose.z_mm, pose.azimuth_deg,
+                                                       pt["roll_deg"], pt.get("yaw_deg", 0.0))}
             self._target_pose = {f: _value(name, getattr(pose, f) + bed.get(f, 0.0)) for name, f, _ in POSE_FIELDS}
             self._target_pose["rotation_deg"] %= 360.0
         return self._target_pose
