@@ -207,6 +207,11 @@ PHYSIO = ROW_EDITABLE & TRIGGERABLE & TRIGGERED
 _ATTR: dict[str, tuple[str, int | None]] = {
     "pos_lr_mm": ("centre_mm", 0), "pos_ap_mm": ("centre_mm", 1), "pos_fh_mm": ("centre_mm", 2),
 }
+# The Position fields are in the scanner frame, as real consoles show them: mm of the slice group's centre
+# from the isocentre, + = left, posterior, head (the subject frame's axes, so only the origin differs). A typed
+# position therefore lands on other anatomy when the patient lies elsewhere (seeded landmark and isocentre
+# offsets), as on a scanner; RowParams.centre_mm stays in subject mm. Card params name them the same way.
+_SCANNER_FRAME = ("pos_lr_mm", "pos_ap_mm", "pos_fh_mm")
 _INT_PARAMS = ("n_slices", "matrix", "averages")
 
 
@@ -1025,6 +1030,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         attr, i = _ATTR.get(name, (name, None))
         v = getattr(row.params, attr)
         v = v[i] if i is not None else v
+        if v is not None and name in _SCANNER_FRAME:
+            v = round(float(v) - self.isocentre_mm[i], 3)
         return float("nan") if v is None else float(v)
 
     def _apply_param(self, row: QueueRow, name: str, value: Any) -> Any:
@@ -1044,7 +1051,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             setattr(row.params, attr, v)
         else:
             t = list(getattr(row.params, attr))
-            t[i] = v
+            t[i] = round(v + self.isocentre_mm[i], 3) + 0.0 if name in _SCANNER_FRAME else v
             setattr(row.params, attr, tuple(t))
         return v
 

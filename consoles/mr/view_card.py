@@ -118,6 +118,11 @@ class CardPanel:
             self.t2_prep_label = self.view._name("t2_prep_times", QtWidgets.QLabel())
             form.addRow(QtWidgets.QLabel("T2 prep times"), self.t2_prep_label)
         if tab == "Geometry":
+            # the Position fields are scanner coordinates, as real consoles show them (consoles.mr.model)
+            hint = self.view._name("position_convention",
+                                   QtWidgets.QLabel("Position: mm from the isocentre, + = L, P, H"))
+            hint.setStyleSheet("color: #9aa3ae;")
+            form.insertRow(3, hint)
             self.orientation_label = self.view._name("orientation_readout", QtWidgets.QLabel())
             form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
         reason = QtWidgets.QLabel()

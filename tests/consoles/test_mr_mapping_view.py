@@ -30,7 +30,12 @@ def _geometry_params(subject_id: str) -> dict:
     p = orc.reference_planes["sax"]
     rp = RowParams.from_protocol(get_protocol("t1_map_molli"), (0.0, 0.0, 0.0))
     rp.set_pose(PlanePose.from_axes(p["centre"], p["row"], -p["col"]))
-    c = rp.centre_mm
+    # the Position fields are mm from the isocentre: the heart landmark's, on a card without positioning draws
+    from consoles.mr.model import MRModel
+    from rendering.subjects import load_runtime
+
+    iso = MRModel(load_runtime(subject_id), CARD_ID, 0, {"queue": []}).isocentre_mm
+    c = [a - b for a, b in zip(rp.centre_mm, iso)]
     return {"pos_lr_mm": c[0], "pos_ap_mm": c[1], "pos_fh_mm": c[2], "main": rp.main, "tilt_a_deg": rp.tilt_a_deg,
             "tilt_b_deg": rp.tilt_b_deg, "inplane_deg": rp.inplane_deg}
 

@@ -322,7 +322,8 @@ def test_series_image_count_and_geometry_follow_the_parameters(rt):
     d = s.to_dict()
     centres = np.array([im["centre_mm"] for im in d["images"]])
     assert np.allclose(np.linalg.norm(np.diff(centres, axis=0), axis=1), 5.0, atol=1e-3)
-    assert np.allclose(centres.mean(axis=0), [0.0, -90.0, m.isocentre_mm[2]], atol=1e-3)
+    iso = m.isocentre_mm  # the Position fields are mm from the isocentre
+    assert np.allclose(centres.mean(axis=0), [iso[0], iso[1] - 90.0, iso[2]], atol=1e-3)
     for im in s.data.images:
         assert plane_angle_deg(im.pose.normal, normal) < 1e-6
         assert im.pixels.shape == (32, 64)  # phase lines follow the FOV ratio at square pixels
@@ -354,7 +355,7 @@ def test_parameters_clamp_and_round(rt):
     assert m.set_param("thickness_mm", 5.44) == 5.4
     assert m.set_param("flip_deg", 400) == 180
     assert m.set_param("pos_fh_mm", -250.06) == pytest.approx(-250.1)
-    assert m.row_at(2).params.centre_mm[2] == pytest.approx(-250.1)
+    assert m.row_at(2).params.centre_mm[2] == pytest.approx(-250.1 + m.isocentre_mm[2])  # mm from the isocentre
     assert PARAM["thickness_mm"].value(m) == 5.4
     with pytest.raises(ConsoleActionError):
         m.set_param("trigger", "respiratory")

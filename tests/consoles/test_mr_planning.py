@@ -116,8 +116,9 @@ def test_translate_round_trip_reads_back_in_the_fields(rt):
     c0 = np.array(m.open_row.params.centre_mm)
     m.translate_group(CORONAL, 10.0, -4.0)
     assert np.allclose(np.array(m.open_row.params.centre_mm) - c0, [10.0, 0.0, -4.0], atol=1e-6)
-    assert m.open_value("pos_lr_mm") == pytest.approx(c0[0] + 10.0)
-    assert m.open_value("pos_fh_mm") == pytest.approx(c0[2] - 4.0)
+    iso = m.isocentre_mm  # the Position fields show mm from the isocentre
+    assert m.open_value("pos_lr_mm") == pytest.approx(c0[0] + 10.0 - iso[0])
+    assert m.open_value("pos_fh_mm") == pytest.approx(c0[2] - 4.0 - iso[2])
     assert m.events[-1]["event"] == "geometry_changed"
     m.translate_group(CORONAL, -10.0, 4.0)
     assert np.allclose(m.open_row.params.centre_mm, c0, atol=1e-6)

@@ -35,7 +35,8 @@ TAB_NAMES = {
     "tab_contrast": ("tr_ms_field", "te_ms_field", "ti_ms_field", "flip_deg_field"),
     "tab_physio": ("trigger:none", "trigger:ecg", "trigger:pulse", "trigger_delay_ms_field", "acq_window_ms_field",
                    "heart_rate_bpm_field"),
-    "tab_geometry": ("pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field", "main:T", "main:C", "main:S",
+    "tab_geometry": ("pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field", "position_convention", "main:T",
+                     "main:C", "main:S",
                      "tilt_a_deg_field", "tilt_b_deg_field", "inplane_deg_field", "shim_mode:tune_up",
                      "shim_mode:standard", "shim_mode:advanced"),
 }

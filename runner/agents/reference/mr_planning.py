@@ -176,7 +176,7 @@ class PlanningPolicy:
         d = np.asarray(centre, float) - c
         if np.linalg.norm(d) > POS_EPS_MM:
             if np.linalg.norm(d) <= mm_res:
-                return self.typed_position(p, centre)
+                return self.typed_position(p, centre, st["isocentre_mm"])
             return self.translate_op(shows, d, "translate_group")
         return None
 
@@ -198,11 +198,13 @@ class PlanningPolicy:
         return Op("set_param", {"name": "tilt_b_deg", "value": round(b, 1)})
 
     @staticmethod
-    def typed_position(p: dict[str, Any], centre: np.ndarray) -> Op:
+    def typed_position(p: dict[str, Any], centre: np.ndarray, isocentre: Any) -> Op:
+        """Type the next Position field that is off: the fields show mm from the isocentre (scanner frame)."""
+        want = np.asarray(centre, float) - np.asarray(isocentre, float)
         for k, name in enumerate(("pos_lr_mm", "pos_ap_mm", "pos_fh_mm")):
             if round(p["centre_mm"][k], 1) != round(float(centre[k]), 1):  # the field's precision: 0.1 mm
-                return Op("set_param", {"name": name, "value": round(float(centre[k]), 1)})
-        return Op("set_param", {"name": "pos_fh_mm", "value": round(float(centre[2]), 1)})
+                return Op("set_param", {"name": name, "value": round(float(want[k]), 1)})
+        return Op("set_param", {"name": "pos_fh_mm", "value": round(float(want[2]), 1)})
 
     # ---- rows ---------------------------------------------------------------------------------------
     def _rows_of(self, st: dict[str, Any], protocol: str) -> list[dict[str, Any]]:
