@@ -1,8 +1,8 @@
 """Reuse of image formation across episodes that ask for exactly the same image, where a caller allows it.
 
 The shortcut detector plays three agents (reference, fixed script, constant answer) on each (subject, seed):
-their consoles start alike, so localizers, scouts and the prior series of a staged exam are formed with the
-same inputs three times. Image formation is a pure function of its inputs (the seed is one of them), so a
+their consoles start alike, so MR localizers and the prior series of a staged exam (the functions decorated
+with `reusable`) are formed with the same inputs three times. Image formation is a pure function of its inputs (the seed is one of them), so a
 result may be reused, as long as nobody can see that it was: a hit returns a deep copy, and what is stored
 is a deep copy of what the first caller got, so a caller that changes its result changes nobody else's.
 
@@ -44,15 +44,13 @@ def enabled() -> Iterator[None]:
                 _store.clear()
 
 
-def _subject_token(subject: Any) -> tuple[str, str, str]:
-    """A subject by what it is (id, generator version, bundle folder), not by its object identity."""
-    return (str(subject.id), str(subject.version), str(subject.path))
-
-
 def _key(fn: Callable[..., Any], args: tuple, kwargs: dict) -> bytes | None:
     subject, rest = args[0], args[1:]
+    token = getattr(subject, "cache_key", None)  # the subject by what it is, not by its object identity
+    if token is None:
+        return None  # a subject built in memory: nothing names it across calls
     try:
-        blob = pickle.dumps((fn.__module__, fn.__qualname__, _subject_token(subject), rest, sorted(kwargs.items())),
+        blob = pickle.dumps((fn.__module__, fn.__qualname__, token, rest, sorted(kwargs.items())),
                             protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
         return None  # an argument that cannot be named by value: compute, never guess

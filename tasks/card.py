@@ -284,6 +284,12 @@ class MRQueueRow(_Spec):
             raise ValueError("stop_fault stops the running row: its status must be running")
         if self.optional and self.status != "done":
             raise ValueError("an optional row is an earlier acquisition: its status must be done")
+        seeded = [k for k in ("cover_labels", "plan_error", "coverage_fault", "mid_sax", "heart_shim",
+                              "mapping_fault") if getattr(self, k)]
+        if self.optional and seeded:
+            # a row's seeded draws come from the episode's shared stream: were they made only when the row is
+            # present, every later draw would depend on which optional rows the episode lists
+            raise ValueError(f"an optional row cannot take seeded geometry or faults ({', '.join(seeded)})")
         if (self.mid_sax or self.mapping_fault) and self.protocol not in MR_MAPPING_PROTOCOLS:
             raise ValueError(f"mid_sax / mapping_fault apply to a mapping row ({', '.join(MR_MAPPING_PROTOCOLS)}), "
                              f"not {self.protocol}")

@@ -63,7 +63,8 @@ LOCALIZER_SHORT = {"sagittal": "sag", "coronal": "cor", "transverse": "tra"}
 CLIP_MARGIN_MM = 15.0  # a prior series fitted to organs (cover_labels) leaves this much around them
 DEFAULT_CLIP_MM = (18.0, 30.0)
 FAULT_SLAB_SHARE = 0.6  # a seeded slab fault leaves a slab of this share of the organs' A/P extent
-_LABEL_BOXES: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = {}  # (subject, prefixes) -> box
+# per-subject anatomy caches, keyed by SubjectRuntime.cache_key (id, generator version, bundle folder)
+_LABEL_BOXES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}  # (subject, prefixes) -> box
 # mapping faults (MRModel._apply_mapping_fault): a shim box 12 cm off the slice centre along read, 9 x 9 x 6 cm
 # (it misses most of the heart); a 450 ms window ending 200 ms into the next beat (systole); a slice moved
 # 30 % of the LV's length towards the base (into the basal third, partial volume with the atrium). Cards may
@@ -72,7 +73,7 @@ _LABEL_BOXES: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] =
 SHIM_FAULT_OFFSET_MM = (120.0, 0.0, 0.0)
 SHIM_FAULT_SIZE_MM = (90.0, 90.0, 60.0)
 HEART_SHIM_MARGIN_MM = 10.0  # a staged cardiac row's adjust volume (heart_shim): the heart plus 1 cm on every face
-_HEART_POINTS: dict[str, np.ndarray] = {}  # subject -> heart voxel centres (subject mm)
+_HEART_POINTS: dict[Any, np.ndarray] = {}  # subject -> heart voxel centres (subject mm)
 RR_FAULT_WINDOW_MS = 450.0
 RR_FAULT_OVERRUN_MS = 200.0
 BASAL_FAULT_SHARE = 0.3
@@ -520,7 +521,9 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     def _label_box(self, prefixes: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(min, max) subject mm corners of the voxels whose label name starts with any prefix (the
         simulator's own anatomy, as the CT console fits its prior exam); memoised per subject."""
-        key = (self.subject.id, tuple(prefixes))
+        key = (self.subject.cache_key, tuple(prefixes))
+        if key[0] is None:
+            return self._label_box_uncached(prefixes)
         if key not in _LABEL_BOXES:
             _LABEL_BOXES[key] = self._label_box_uncached(prefixes)
         lo, hi = _LABEL_BOXES[key]
@@ -637,8 +640,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         """(unit axis base -> apex, the base point, extent lo, hi along it) of the left ventricle from its
         labels: the base where the LV blood pool meets the left atrium (the mitral valve), the apex the LV
         voxel farthest from it; memoised per subject."""
-        key = (self.subject.id, ("__lv_axis__",))
-        if key not in _LABEL_BOXES:
+        key = (self.subject.cache_key, ("__lv_axis__",))
+        if key not in _LABEL_BOXES or key[0] is None:
             names = self.subject.label_names
 
             def points(wanted: tuple[str, ...]) -> np.ndarray:
@@ -680,16 +683,18 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         """Fit a row's adjust volume around the heart on the group's axes with HEART_SHIM_MARGIN_MM on every face
         (a cardiac protocol set up for this patient shims over the heart, not over the slab); the heart's voxels
         are read once per subject."""
-        key = self.subject.id
-        if key not in _HEART_POINTS:
+        key = self.subject.cache_key
+        heart = _HEART_POINTS.get(key) if key is not None else None
+        if heart is None:
             ids = [k for k, n in self.subject.label_names.items() if n in ORGANS["heart"]]
             self._require(bool(ids), "this subject has no heart labels")
             k, j, i = np.nonzero(np.isin(self.subject.labels, ids))
-            _HEART_POINTS[key] = np.stack([self.subject.world_x()[i], self.subject.world_y()[j],
-                                           self.subject.world_z()[k]], axis=1)
+            heart = np.stack([self.subject.world_x()[i], self.subject.world_y()[j], self.subject.world_z()[k]], axis=1)
+            if key is not None:
+                _HEART_POINTS[key] = heart
         pose = row.params.pose()
         axes = np.stack([pose.u, pose.v, pose.normal])
-        pts = _HEART_POINTS[key] @ axes.T
+        pts = heart @ axes.T
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         row.params.shim_centre_mm = tuple(round(float(x), 3) + 0.0 for x in ((lo + hi) / 2.0) @ axes)
         row.params.shim_size_mm = tuple(round(float(x), 1) for x in hi - lo + 2.0 * HEART_SHIM_MARGIN_MM)

@@ -37,6 +37,13 @@ class SubjectRuntime:
     path: Path | None = None
 
     @property
+    def cache_key(self) -> tuple[str, str, str] | None:
+        """What names this subject's anatomy for a cache across episodes: id, generator version and bundle
+        folder (an imported subject may reuse a cohort id). None for a subject built in memory, which no
+        cache may keep."""
+        return None if self.path is None else (self.id, self.version, str(self.path))
+
+    @property
     def shape(self) -> tuple[int, int, int]:
         return tuple(self.labels.shape)
 

@@ -18,7 +18,7 @@ Family = Literal["ct_routine_workflow", "ct_coverage_isocentre", "ct_recovery_co
 
 # ---- thresholds -----------------------------------------------------------------------------------
 ROUTINE_MIN_LUNG_COVERAGE = 0.95
-ALLOWED_MARGIN_MM = 30.0  # routine task: per end, for the efficiency term of AQ
+ALLOWED_MARGIN_MM = 30.0  # per end: the margin the AQ efficiency term (coverage_aq) does not count as waste
 COVERAGE_MIN = 0.98  # per organ, voxel-centre coverage
 # Thin organ ends (costophrenic recesses, kidney poles) hold few voxels, so a range can miss 40 mm of
 # lung base at 99 % voxel coverage; the range must also reach each organ's extreme slices.

@@ -10,7 +10,6 @@ back turned by 180 deg. Screenshots go to /tmp/mr_rotate_grip_shots.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,6 @@ from runner.actions import Action
 from tests.consoles.console_driver import Driver, run_script, write_card
 
 pytestmark = pytest.mark.display
-SHOTS = Path("/tmp/mr_rotate_grip_shots")
 INITIAL = {"queue": [{"protocol": "localizer_3plane", "status": "done"}, {"protocol": "cine_2ch"}], "open": 2,
            "layout": {"layout": "2x2"}}
 VIEWPORT = 1  # the sagittal localizer
@@ -59,9 +57,10 @@ def test_the_rotate_grip_stays_where_it_was_released(display, tmp_path):
     card = write_card(tmp_path, "mr_rotate_grip_probe", "mr", "MR rotate grip", "Turn the 2ch group.", INITIAL)
     p, con = run_script(display, "mr", card, _script)
     con.stop()
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    shots = tmp_path / "shots"  # kept with the test's tmp folder, to look at when it fails
+    shots.mkdir()
     for name, png in p.shots.items():
-        (SHOTS / f"{name}.png").write_bytes(png)
+        (shots / f"{name}.png").write_bytes(png)
     for k in range(len(TURNS_DEG)):
         deg, released, grip = p.facts[f"turn{k}"]
         off = abs((grip - released + 180.0) % 360.0 - 180.0)

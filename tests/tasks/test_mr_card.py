@@ -119,6 +119,8 @@ _OPT = [{"protocol": "localizer_3plane", "status": "done"}, {"protocol": "t1_gre
     ({"queue": _OPT, "layout": {"viewports": [{"series": 1}]}}, {}, "optional rows move series uids"),
     ({"queue": _OPT}, {"shuffle_rows": [2, 3]}, "shuffle_rows names row 2, an optional row"),
     ({"queue": [{"protocol": "cine_2ch", "optional": True}]}, {}, "its status must be done"),
+    ({"queue": [{"protocol": "t1_gre_tra", "status": "done", "optional": True, "plan_error": True}]}, {},
+     r"cannot take seeded geometry or faults \(plan_error\)"),
 ])
 def test_optional_rows_are_never_named_by_open_layout_or_shuffle(initial_state, perturbations, message):
     with pytest.raises(TaskCardError, match=message):
