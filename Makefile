@@ -14,7 +14,7 @@ demo: bootstrap
 # every card on every cohort subject), then the display lane (real consoles; one Xvfb per worker).
 # No test may take over 120 s (pyproject.toml). The subject cohort is built once per machine
 # (~/.cache/medimageos). The full cohort sweep is `make sweep`, not part of `make test`.
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --durations=15
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist worksteal --durations=15
 FAST_LANE := -m "not display and not cohort_sweep"
 DISPLAY_LANE := -m "display and not cohort_sweep"
 

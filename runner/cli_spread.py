@@ -24,9 +24,10 @@ def _card_answers(args: tuple[str, list[tuple[str, int]]]) -> tuple[str, dict, A
     with memo.enabled():
         runs = {p: reference_run(card, *p) for p in pairs}
         per = {p: answers(card, r) for p, r in runs.items()}
-        dev = answers(card, reference_run(card, *DEV))
+        dev_run = reference_run(card, *DEV)
         sample_runs = {p: runs.get(p) or reference_run(card, *p) for p in SAMPLE_PAIRS}
-        return card_id, {"episodes": per, "dev": dev}, shortcut_result(card, SAMPLE_PAIRS, sample_runs)
+        return card_id, {"episodes": per, "dev": answers(card, dev_run)}, shortcut_result(card, SAMPLE_PAIRS,
+                                                                                        sample_runs, dev_run)
 
 
 def _fmt_ratio(r: float | None) -> str:

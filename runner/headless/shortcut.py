@@ -216,10 +216,12 @@ class ShortcutResult:
 
 
 def shortcut_result(card: TaskCard, pairs: Sequence[tuple[str, int]] = SAMPLE_PAIRS,
-                    reference_runs: dict[tuple[str, int], HeadlessRun] | None = None) -> ShortcutResult:
-    """Replay dev's reference script, and its constant-answer version, on `pairs`; which of them PASS."""
+                    reference_runs: dict[tuple[str, int], HeadlessRun] | None = None,
+                    dev_run: HeadlessRun | None = None) -> ShortcutResult:
+    """Replay dev's reference script, and its constant-answer version, on `pairs`; which of them PASS.
+    `reference_runs` and `dev_run`, when the caller has them, are the reference runs of those episodes."""
     with memo.enabled():
-        dev_ops = reference_run(card, *DEV).ops
+        dev_ops = (dev_run or reference_run(card, *DEV)).ops
         runs = reference_runs if reference_runs is not None else {p: reference_run(card, *p) for p in pairs}
         const_ops = constant_answer_script(dev_ops, runs.values())
         fixed, const = [], None if const_ops is None else []
