@@ -4,6 +4,7 @@ oracle's tolerance, and how two screen-blind policies (dev's replayed script, co
 from __future__ import annotations
 
 import json
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -38,7 +39,10 @@ def cmd_tasks_spread(args) -> int:
     """Print the spread table (one row per task); exit 1 when a task fails its validity bounds."""
     from tasks.card import select_cards
 
-    cards = select_cards(args.tasks)
+    cards = [c for c in select_cards(args.tasks) if c.level >= 2]  # L0-L1 tasks have no answer to spread
+    if not cards:
+        print(f"no task at L2 or above among {args.tasks!r}", file=sys.stderr)
+        return 2
     seeds = [int(s) for s in args.seeds.split(",")]
     subjects = COHORT if args.subjects == "cohort" else args.subjects.split(",")
     pairs = [(s, k) for s in subjects for k in seeds]

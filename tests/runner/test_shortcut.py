@@ -77,3 +77,11 @@ def test_constant_answer_types_the_median_of_each_slot_and_keeps_other_ops() -> 
 
 def test_constant_answer_is_none_for_a_script_that_types_nothing() -> None:
     assert constant_answer_script([Op("load_protocol", {}), Op("scan", {})], [_run(Op("scan", {}))]) is None
+
+
+def test_spread_command_names_a_selection_without_l2_tasks(capsys) -> None:
+    """`tasks spread` over L0-L1 cards only (which have no answer to spread) says so and exits 2."""
+    from runner.cli import main
+
+    assert main(["tasks", "spread", "--tasks", "L0_physio_trigger,L2a_skip_row", "--workers", "1"]) == 2
+    assert "no task at L2 or above" in capsys.readouterr().err
