@@ -57,7 +57,11 @@ if [ -n "$why" ]; then
   echo "bootstrap: $why"
   rm -rf .venv
   "$PY" -m venv .venv
-  .venv/bin/python -m pip install -q --require-hashes --no-deps -r requirements.lock
+  # A download cut short fails its hash check (seen once for a 79 MB wheel): try again, then once more without
+  # pip's cache, so a truncated file kept there cannot fail every later try. The hashes are still checked.
+  .venv/bin/python -m pip install -q --require-hashes --no-deps -r requirements.lock \
+    || { echo "bootstrap: pip install failed; trying again" >&2; .venv/bin/python -m pip install -q --require-hashes --no-deps -r requirements.lock; } \
+    || { echo "bootstrap: trying again without pip's cache" >&2; .venv/bin/python -m pip install -q --no-cache-dir --require-hashes --no-deps -r requirements.lock; }
   .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
   .venv/bin/python -m pip check >/dev/null || { .venv/bin/python -m pip check; exit 1; }
   d=$(drift); [ -z "$d" ] || { echo "bootstrap: .venv still differs from requirements.lock: $d" >&2; exit 1; }
