@@ -22,21 +22,12 @@ def probe(out: Path, task: str, subject: str) -> list[dict]:
     from PIL import Image
     from PySide6 import QtWidgets
 
-    from consoles.ct.__main__ import build
-    from rendering.subjects import load_runtime
     from runner.capture import ScreenCapture
-    from tests.consoles.legibility_probe import _settle, actor_text
+    from tests.consoles.legibility_probe import _settle, actor_text, show_console
     from tasks.card import load_card
 
     app = QtWidgets.QApplication.instance()
-    card = load_card(task)
-    view = build(card, load_runtime(subject), 0, card.observation.width, card.observation.height)
-    window = view.central
-    window.move(0, 0)
-    window.show()
-    for vp in view.viewports():
-        vp.Initialize()
-    _settle(app)
+    view = show_console(load_card(task), subject)
     m = view.model
     if m.protocol is None:
         view._do(m.load_protocol, m.selected_protocol or m.protocols()[0].id)

@@ -172,12 +172,29 @@ def actor_text(vp, label: str) -> str:
     raise KeyError(label)
 
 
+def show_console(card, subject: str = "dev"):
+    """Build the card's console as `python -m consoles.<modality>` does, show it at the screen's origin with
+    its viewports initialised, and let it settle; returns the view."""
+    from PySide6 import QtWidgets
+
+    from rendering.subjects import load_runtime
+
+    build = importlib.import_module(f"consoles.{card.modality}.__main__").build
+    view = build(card, load_runtime(subject), 0, card.observation.width, card.observation.height)
+    window = view.central
+    window.move(0, 0)
+    window.show()
+    for vp in view.viewports():
+        vp.Initialize()
+    _settle(QtWidgets.QApplication.instance())
+    return view
+
+
 def probe_console(modality: str, out: Path, card_path: Path | None = None) -> list[dict]:
     from PySide6 import QtWidgets
 
     from consoles.common.numeric import format_number
     from consoles.common.widgets import NO_VALUE_TEXT, NumberField
-    from rendering.subjects import load_runtime
     from tasks.card import all_cards, load_card_file
 
     app = QtWidgets.QApplication.instance()
@@ -187,14 +204,8 @@ def probe_console(modality: str, out: Path, card_path: Path | None = None) -> li
         # The card that shows the most: a contrast task for CT puts every field on screen.
         cards = [c for c in all_cards() if c.modality == modality]
         card = max(cards, key=lambda c: (c.level, c.id))
-    build = importlib.import_module(f"consoles.{modality}.__main__").build
-    view = build(card, load_runtime("dev"), 0, card.observation.width, card.observation.height)
+    view = show_console(card)
     window = view.central
-    window.move(0, 0)
-    window.show()
-    for vp in view.viewports():
-        vp.Initialize()
-    _settle(app)
     if modality == "mr":
         _mr_busy_state(view, app)
     elif modality == "us":
