@@ -11,7 +11,7 @@ from typing import Any
 from PySide6 import QtCore, QtWidgets
 
 from consoles.common.widgets import button, group
-from consoles.mr import mapping
+from consoles.mr import card_help, mapping
 from consoles.mr.model import CARD, CHOICES
 from consoles.common.widgets import ChoiceRow
 
@@ -23,6 +23,8 @@ CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": 
                  "scheme": "MOLLI scheme"}
 TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
 WIDE_CHOICES = ("shim_mode",)  # buttons that need the card's whole width, under their label
+# The ranges and sign conventions under the fields (consoles.mr.card_help), in the ultrasound probe panel's font
+HELP_STYLE = "color: #c3cad3; font-size: 12px;"
 
 
 def mss(seconds: float) -> str:
@@ -121,10 +123,17 @@ class CardPanel:
             # the Position fields are scanner coordinates, as real consoles show them (consoles.mr.model)
             hint = self.view._name("position_convention",
                                    QtWidgets.QLabel("Position: mm from the isocentre, + = L, P, H"))
-            hint.setStyleSheet("color: #9aa3ae;")
-            form.insertRow(3, hint)
+            lines = {n: self._help(f"geometry_help:{n}", t) for n, t in card_help.geometry_lines("T").items()}
+            self.geometry_help = lines  # they follow the open row's main orientation (refresh)
+            form.insertRow(3, _help_block([hint, lines["position_range"]]))
+            # under the main orientation, the tilts and the rotation: their ranges and signs
+            at = form.getWidgetPosition(card.field("inplane_deg").parentWidget())[0] + 1
+            form.insertRow(at, _help_block([w for n, w in lines.items() if n != "position_range"]))
             self.orientation_label = self.view._name("orientation_readout", QtWidgets.QLabel())
             form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
+        elif card_help.range_lines(tab):  # the ranges of the tab's fields, under them
+            form.addRow(_help_block([self._help(f"{tab.lower()}_ranges:{i + 1}", t)
+                                     for i, t in enumerate(card_help.range_lines(tab))]))
         reason = QtWidgets.QLabel()
         reason.setObjectName(f"greyed_{tab.lower()}")
         reason.setWordWrap(True)
@@ -133,6 +142,10 @@ class CardPanel:
         pl.addWidget(reason)
         pl.addStretch(1)
         return page
+
+    def _help(self, name: str, text: str) -> QtWidgets.QLabel:
+        """One named help line (range or sign convention) in the help font."""
+        return self.view._name(name, QtWidgets.QLabel(text))
 
     def show_tab(self, i: int) -> None:
         """Show tab i (0: Routine); with no row open the card stays on its empty page."""
@@ -166,6 +179,10 @@ class CardPanel:
             self.orientation_label.setText(row.params.orientation_text())
             t2 = mapping.mm.T2_SCHEMES.get(row.params.scheme or "")
             self.t2_prep_label.setText(" / ".join(f"{t:.0f}" for t in t2.prep_ms) + " ms" if t2 else "-")
+        # the angles' signs for the open row's main orientation (as built, transverse, when none is open:
+        # a console reset in place then shows what a fresh one shows)
+        for name, text in card_help.geometry_lines("T" if row is None else row.params.main).items():
+            _set_text(self.geometry_help[name], text)
         card = m.card()
         for name, row_w in self.choices.items():
             opts, rule = CHOICES[name]
@@ -180,6 +197,18 @@ class CardPanel:
         for i, b in enumerate(self.tab_btns):
             b.setChecked(has_row and i == self.tab)
 
+
+
+def _help_block(labels: list[QtWidgets.QLabel]) -> QtWidgets.QWidget:
+    """Help lines under a group of fields: one form row spanning the card, the lines 2 px apart."""
+    box = QtWidgets.QWidget()
+    lay = QtWidgets.QVBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(2)
+    for label in labels:
+        label.setStyleSheet(HELP_STYLE)
+        lay.addWidget(label)
+    return box
 
 
 def _set_text(label: QtWidgets.QLabel, text: str) -> None:
