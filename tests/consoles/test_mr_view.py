@@ -38,8 +38,12 @@ TAB_NAMES = {
     "tab_geometry": ("pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field", "position_convention", "main:T",
                      "main:C", "main:S",
                      "tilt_a_deg_field", "tilt_b_deg_field", "inplane_deg_field", "shim_mode:tune_up",
-                     "shim_mode:standard", "shim_mode:advanced"),
+                     "shim_mode:standard", "shim_mode:advanced",
+                     *(f"geometry_help:{n}" for n in ("position_range", "tilt_range", "tilt_a_sign", "tilt_b_sign",
+                                                      "inplane_range", "inplane_sign"))),
 }
+for _tab, _n in (("tab_routine", 3), ("tab_contrast", 2), ("tab_physio", 2)):  # range lines (consoles.mr.card_help)
+    TAB_NAMES[_tab] += tuple(f"{_tab[4:]}_ranges:{i}" for i in range(1, _n + 1))
 MENU = tuple(f"queue_menu:{k}" for k in ("open", "rename", "repeat", "skip", "delete", "move_up", "move_down"))
 
 
