@@ -26,12 +26,14 @@ from tasks.card import TaskCard, all_cards
 MIN_SPREAD_RATIO = 2.0
 # Cards that do not yet meet the bounds (issue 21 is open for them): each is an expected failure with the
 # reason, strict, so a card that comes to meet its bounds fails here until it is taken off this list.
-_CT_RANGE = ("the range edges move together with the patient's couch position (+-250 mm) and, below the dome, the "
-             "breath-hold (+-25 mm): a range typed from memory still lands within the oracle's margins of a sample "
-             "patient by chance")
 KNOWN_SHORTFALLS: dict[str, str] = {
-    "ct_lung_coverage_isocenter": _CT_RANGE + ": the cohort-median range passes 4 of 16 (s01/1, s13/0, s25/1, s29/2)",
-    "ct_renal_bilateral_coverage": _CT_RANGE + ": the cohort-median range passes 2 of 16 (s26/1, s29/2)",
+    "ct_lung_coverage_isocenter": (
+        "a coincidence of the sample, not of the card: four pairs (s01/1, s13/0, s25/1, s29/2) lie within 21 mm of "
+        "each other on the couch, at the sample's median, with range starts within 17 mm, ends within 14 mm and table "
+        "heights within 9 mm, so the cohort-median plan passes 4 of 16 (over all 90 episodes it passes these four and "
+        "no other; redrawing the positions gives 0.5 of 16 on average, >= 4 in under 0.1 %). The 20 mm excess bound "
+        "cannot separate them (their excesses are <= 14 mm); only a new draw can (e.g. a seeded head-/feet-first "
+        "orientation)"),
     "L4_heart_shim_box": ("the heart centre's phase-direction position moves 35.5 mm over the sample against a "
                           "19.2 mm tolerance (1.9x; the read direction, with the +-40 mm isocentre, passes)"),
     "mr_renal_bilateral_coverage_recovery_v2": ("dev's script passes 2 of 16 (s13/0, s21/2): the kidneys' L/R and A/P "
