@@ -32,8 +32,6 @@ _CT_RANGE = ("the range edges move together with the patient's couch position (+
 KNOWN_SHORTFALLS: dict[str, str] = {
     "ct_lung_coverage_isocenter": _CT_RANGE + ": the cohort-median range passes 4 of 16 (s01/1, s13/0, s25/1, s29/2)",
     "ct_renal_bilateral_coverage": _CT_RANGE + ": the cohort-median range passes 2 of 16 (s26/1, s29/2)",
-    "L4_heart_shim_box": ("the heart centre's phase-direction position moves 35.5 mm over the sample against a "
-                          "19.2 mm tolerance (1.9x; the read direction, with the +-40 mm isocentre, passes)"),
     "mr_renal_bilateral_coverage_recovery_v2": ("dev's script passes 2 of 16 (s13/0, s21/2): the kidneys' L/R and A/P "
                                                 "centre move 2.3-2.8x their tolerance, so a remembered slab still "
                                                 "fits a patient near dev's position"),
