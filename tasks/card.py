@@ -437,10 +437,19 @@ class MRPerturbations(ConsoleInputs):
     fault_slab_share: Range | None = Field(None, description="the spoilt slab's length as a share of the organs' "
                                            "A/P extent (default 0.6)")
     # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
+    # Most cards draw the A/P offset over +-20 mm; L4_heart_shim_box (1.3.0) over +-40 mm. An MR table does not
+    # rise inside the bore: the patient's back rests at the tabletop's fixed height under the isocentre, so the
+    # chest's A/P middle sits half the chest depth (plus the posterior pads) above it. Adult chest depths of
+    # about 18-30 cm and 0-2 cm of pads move that middle some +-3-4 cm against the isocentre (an estimate from
+    # the depth range, not a published distribution; drawn independently of the subject's own depth, a stated
+    # simplification). On that card the cine stack's phase direction is mostly F/H (0.87 F/H, 0.38 L/R, 0.32
+    # A/P), so at +-20 mm the heart centre's phase position moved only 1.9x its tolerance over the shortcut
+    # sample; at +-40 mm it moves 2.2x there (3.6x over the cohort).
     isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
                                           "patients lie off the table's centre line by up to 2-3 cm")
     isocentre_ap_mm: Range | None = Field(None, description="isocentre posterior(+)/anterior of the body's A/P "
-                                          "middle (mm): bore height, body size and pads, about +-2 cm")
+                                          "middle (mm): bore height, body size and pads, about +-2 cm (+-4 cm "
+                                          "on the shim-box card)")
 
     @field_validator("mapping_fault")
     @classmethod

@@ -34,8 +34,6 @@ KNOWN_SHORTFALLS: dict[str, str] = {
         "no other; redrawing the positions gives 0.5 of 16 on average, >= 4 in under 0.1 %). The 20 mm excess bound "
         "cannot separate them (their excesses are <= 14 mm); only a new draw can (e.g. a seeded head-/feet-first "
         "orientation)"),
-    "L4_heart_shim_box": ("the heart centre's phase-direction position moves 35.5 mm over the sample against a "
-                          "19.2 mm tolerance (1.9x; the read direction, with the +-40 mm isocentre, passes)"),
     "mr_renal_bilateral_coverage_recovery_v2": ("dev's script passes 2 of 16 (s13/0, s21/2): the kidneys' L/R and A/P "
                                                 "centre move 2.3-2.8x their tolerance, so a remembered slab still "
                                                 "fits a patient near dev's position"),

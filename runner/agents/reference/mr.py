@@ -15,6 +15,8 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from runner.agents.reference.common import Op, PlannerBase, centre, click, replace_text, wait
 from runner.agents.reference.mr_mapping import MappingPolicy
 from runner.agents.reference.mr_planning import PlanningPolicy
@@ -229,6 +231,12 @@ CHOICE_PARAMS = ("trigger", "main", "shim_mode", "scheme")
 GUI_DRAG_RESOLUTION = (1.0, 2.0)  # deg, mm
 MAX_DRAGS = 16  # drags on one row before the solver types whatever geometry is left
 MAX_TURN_PER_DRAG_DEG = 60.0  # a larger turn is split (the grip stays on screen)
+# Shim box drags: release points within this many pixels of the ideal one are weighed (a face grip's axis is
+# oblique on most displays, so a pixel across it changes the size by a fraction of a pixel along it)
+SHIM_SEARCH_PX = 2
+SHIM_MIN_GAIN_MM = 0.05  # a drag that leaves less than this less residual is not worth a step
+SHIM_SETTLE_CENTRE_MM = 4.5  # a centre residual no drag reduces is accepted up to this (inside 10 mm margins)
+SHIM_MAX_DRAGS = 8  # drags on one residual (a row's centre or one size) before it is settled as it is
 
 
 class MRReferenceSolver(MRPlanner):
@@ -245,6 +253,7 @@ class MRReferenceSolver(MRPlanner):
         self.drag_resolution = GUI_DRAG_RESOLUTION
         self._drags = 0  # drags on the row being planned (`_drag_row`)
         self._drag_row: int | None = None
+        self._shim_drags: dict[tuple[int, str], int] = {}  # shim drags per (row uid, centre | size axis)
         self.control = None
         # later steps of one operation: a widget to click (resolved when the step runs, since menus and
         # editors only exist once opened) or a ready JSON action
@@ -271,7 +280,11 @@ class MRReferenceSolver(MRPlanner):
         if self._pending:
             return self._step(geo, self._pending.pop(0))
         st = self.control.state()
-        op = self.next_op(st)
+        return self._act(g, st, self.next_op(st))
+
+    def _act(self, g: dict[str, Any], st: dict[str, Any], op: Op) -> str:
+        """The first JSON action of operation `op` (later ones queued in `_pending`)."""
+        geo = g["geometry"]
         a = op.args
         if op.name == "done":
             return json.dumps({"action": "done"})
@@ -298,7 +311,9 @@ class MRReferenceSolver(MRPlanner):
                 self._pending = [("click", f"{name}:{value}")]
                 return click(geo[TABS[name]])
             return self._type_field(name, value)
-        if op.name in ("rotate_group", "translate_group", "move_shim", "drag_grip"):
+        if op.name in ("move_shim", "drag_grip"):
+            return self._shim_drag(g, st, op)
+        if op.name in ("rotate_group", "translate_group"):
             return self._drag_on_viewport(g, st, op)
         if op.name == "activate_viewport":
             # near the lower left corner: the centre may hold the open row's planning graphics, which a
@@ -373,12 +388,11 @@ class MRReferenceSolver(MRPlanner):
         vp = f"viewport{a['viewport'] + 1}"
         handles = g["viewports"].get(vp, {}).get("handles", {})
         t = g["transforms"][vp]
-        grip = {"rotate_group": "rotate", "translate_group": "centre", "move_shim": "shim_centre"}.get(op.name, a.get("name"))
+        grip = {"rotate_group": "rotate", "translate_group": "centre"}[op.name]
         if st.get("open_row") != self._drag_row:  # a new row to plan: drags first again
             self._drag_row, self._drags, self.drag_resolution = st.get("open_row"), 0, GUI_DRAG_RESOLUTION
         self._drags += 1
-        if grip not in handles or (op.name == "rotate_group" and "centre" not in handles) or \
-                (self._drags > MAX_DRAGS and op.name != "move_shim" and op.name != "drag_grip"):
+        if grip not in handles or (op.name == "rotate_group" and "centre" not in handles) or self._drags > MAX_DRAGS:
             return self._fallback_to_typing(g, st)
         x, y = int(round(handles[grip]["x"])), int(round(handles[grip]["y"]))
         rx0, ry0, rw, rh = g["viewports"][vp]["rect"]  # the release stays on the viewport
@@ -398,28 +412,92 @@ class MRReferenceSolver(MRPlanner):
                 x2, y2 = cx + scale * dx, cy + scale * dy
                 if inside(round(x2), round(y2)):
                     break
-        elif op.name in ("translate_group", "move_shim"):
+        else:  # translate_group
             x2, y2 = x + t["ax"] * a["du"], y + t["ay"] * a["dv"]
-        else:  # drag_grip: outwards along the grip's on-screen axis (consoles.mr.model.plan_grips)
-            from consoles.mr.model import plan_grips
-            from consoles.mr.row_params import RowParams
-            from rendering.geometry import PlanePose
-
-            row = next(r for r in st["queue"] if r["uid"] == st["open_row"])
-            pose = PlanePose.from_dict(g["viewports"][vp]["pose"])
-            gr = next(q for q in plan_grips(RowParams.from_dict(row["params"]), pose, t["ax"]) if q.name == grip)
-            x2 = x + t["ax"] * a["amount_mm"] * gr.axis[0]
-            y2 = y + t["ay"] * a["amount_mm"] * gr.axis[1]
-        ex, ey = x2, y2  # where the grip should go (before whole pixels and the viewport's edge)
         x2 = int(round(min(max(x2, rx0 + 2), rx0 + rw - 3)))
         y2 = int(round(min(max(y2, ry0 + 2), ry0 + rh - 3)))
-        if (x2, y2) == (x, y):
-            if op.name in ("move_shim", "drag_grip"):  # the shim box has no fields: one pixel the right way
-                wx, wy = (ex - x, ey - y)
-                if abs(wx) >= abs(wy):
-                    x2 += 1 if wx >= 0 else -1
-                else:
-                    y2 += 1 if wy >= 0 else -1
-            else:  # less than a pixel: a drag cannot do it, the fields can
-                return self._fallback_to_typing(g, st)
+        if (x2, y2) == (x, y):  # less than a pixel: a drag cannot do it, the fields can
+            return self._fallback_to_typing(g, st)
         return json.dumps({"action": "drag", "x": x, "y": y, "to_x": x2, "to_y": y2})
+
+    # ---- the shim box: drags only (it has no fields) ------------------------------------------------------
+    def _shim_drag(self, g: dict[str, Any], st: dict[str, Any], op: Op) -> str:
+        """The whole-pixel drag that brings the shim box's centre (move_shim) or one size (drag_grip) nearest
+        its target, over every display showing the grip: op's display is the planner's choice, but there a
+        pixel may move the box or a face further than the residual (a face grip's step along its on-screen
+        axis can exceed SIZE_EPS_MM's window, and a centre residual across the display is not reachable in
+        it), so every release point near the ideal one on every display is weighed by the residual it
+        leaves. When none leaves less than now, whole pixels cannot do better: the residual is settled (if
+        within the margins) and the planner asked again."""
+        from runner.agents.reference.mr_planning import SIZE_EPS_MM
+
+        if st.get("open_row") != self._drag_row:  # a new row to plan: drags first again (as _drag_on_viewport)
+            self._drag_row, self._drags, self.drag_resolution = st.get("open_row"), 0, GUI_DRAG_RESOLUTION
+        self._drags += 1
+        row = next(r for r in st["queue"] if r["uid"] == st["open_row"])
+        d, dsize = self.shim_residual(row)
+        if op.name == "move_shim":
+            key, now, cap = "centre", float(np.linalg.norm(d)), SHIM_SETTLE_CENTRE_MM
+        else:
+            axis = op.args["name"].split("_")[1]
+            k = ("read", "phase", "slice").index(axis)
+            key, now, cap = axis, abs(float(dsize[k])), SIZE_EPS_MM
+        best = None  # (residual left, drag length, planner's display last, press, release)
+        for i, _ in self.displays(st):
+            for left, length, press, release in self._shim_candidates(g, row, op, i, d, dsize):
+                rank = (round(left, 3), length, i != op.args["viewport"])
+                if best is None or rank < best[0]:
+                    best = (rank, press, release)
+        tries = self._shim_drags.get((row["uid"], key), 0)
+        if best is None or best[0][0] >= now - SHIM_MIN_GAIN_MM or tries >= SHIM_MAX_DRAGS:
+            if now > cap:
+                raise ValueError(f"the MR reference solver cannot bring the shim box's {key} nearer than {now:.1f} mm "
+                                 f"by whole-pixel drags")
+            self.shim_settled = self.shim_settled | {(row["uid"], key)}
+            return self._act(g, st, self.next_op(st))
+        self._shim_drags[(row["uid"], key)] = tries + 1
+        (x, y), (x2, y2) = best[1], best[2]
+        return json.dumps({"action": "drag", "x": x, "y": y, "to_x": x2, "to_y": y2})
+
+    def _shim_candidates(self, g: dict[str, Any], row: dict[str, Any], op: Op, i: int, d: Any, dsize: Any):
+        """(residual left, drag length in pixels, press, release) of the whole-pixel drags of op's grip on
+        display `i` (0-based) within SHIM_SEARCH_PX of the ideal release point, releases on the viewport."""
+        from consoles.mr.model import plan_grips
+        from consoles.mr.row_params import RowParams
+        from rendering.geometry import PlanePose
+
+        vp = f"viewport{i + 1}"
+        if vp not in g["viewports"] or vp not in g["transforms"]:
+            return
+        name = "shim_centre" if op.name == "move_shim" else op.args["name"]
+        handles = g["viewports"][vp].get("handles", {})
+        if name not in handles:
+            return
+        t = g["transforms"][vp]
+        pose = PlanePose.from_dict(g["viewports"][vp]["pose"])
+        x, y = int(round(handles[name]["x"])), int(round(handles[name]["y"]))
+        rx0, ry0, rw, rh = g["viewports"][vp]["rect"]
+        u, v = np.asarray(pose.u, float), np.asarray(pose.v, float)
+        if op.name == "move_shim":  # the centre moves by the drag in the display's plane
+            ex, ey = t["ax"] * float(d @ u), t["ay"] * float(d @ v)
+
+            def left(dx: int, dy: int) -> float:
+                return float(np.linalg.norm(d - (dx / t["ax"]) * u - (dy / t["ay"]) * v))
+        else:  # a face grip: the size follows the drag's component along the grip's on-screen axis
+            gr = next((q for q in plan_grips(RowParams.from_dict(row["params"]), pose, t["ax"]) if q.name == name), None)
+            if gr is None:
+                return
+            k = ("read", "phase", "slice").index(str(gr.group_axis))
+            want = float(dsize[k]) / (2.0 * gr.factor)  # display mm along the grip's axis
+            ex, ey = t["ax"] * want * gr.axis[0], t["ay"] * want * gr.axis[1]
+
+            def left(dx: int, dy: int) -> float:
+                amount = (dx / t["ax"]) * gr.axis[0] + (dy / t["ay"]) * gr.axis[1]
+                return abs(float(dsize[k]) - 2.0 * gr.factor * amount)
+        cx, cy = int(round(ex)), int(round(ey))
+        for dx in range(cx - SHIM_SEARCH_PX, cx + SHIM_SEARCH_PX + 1):
+            for dy in range(cy - SHIM_SEARCH_PX, cy + SHIM_SEARCH_PX + 1):
+                x2, y2 = x + dx, y + dy
+                if (dx, dy) == (0, 0) or not (rx0 + 2 <= x2 <= rx0 + rw - 3 and ry0 + 2 <= y2 <= ry0 + rh - 3):
+                    continue
+                yield left(dx, dy), abs(dx) + abs(dy), (x, y), (x2, y2)

@@ -117,14 +117,7 @@ class MappingPolicy:
         """Move and size the open row's shim box onto the heart (after a map showed a shim cause)."""
         if not st["layout"]["shim_box_visible"]:
             return Op("set_shim_box_visible", {"visible": True})
-        from runner.agents.reference.mr_planning import SIZE_EPS_MM
-
-        p = row["params"]
-        centre, size = self.shim_target(p)
-        d = centre - np.asarray(p["shim_box"]["centre"], float)
-        if np.linalg.norm(d) > SIZE_EPS_MM:
-            return self.translate_op(self.displays(st), d, "move_shim")
-        return self.shim_size_op(st, p, size)
+        return self.shim_op(st, row)
 
     def _map_op(self, st: dict[str, Any], protocol: str, inspect: bool) -> Op | None:
         """Plan, set, acquire, inspect and (if a cause shows) correct one map; None when its last map is clean."""

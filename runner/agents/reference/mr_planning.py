@@ -105,6 +105,9 @@ class PlanningPolicy:
     cardiac targets (tests: a plane rotated or shifted on purpose; the short axis is only tilted)."""
 
     drag_resolution: tuple[float, float] = (0.0, 0.0)
+    # (row uid, "centre" | "read" | "phase" | "slice") of shim-box residuals the GUI solver found no whole-pixel
+    # drag could reduce (they are within SIZE_EPS_MM's margins; headless plans never fill it)
+    shim_settled: frozenset[tuple[int, str]] = frozenset()
     target_tilt_deg: float = 0.0
     target_shift_mm: float = 0.0
 
@@ -396,23 +399,34 @@ class PlanningPolicy:
             return Op("open", {"uid": row["uid"]})
         if not st["layout"]["shim_box_visible"]:
             return Op("set_shim_box_visible", {"visible": True})
-        p = row["params"]
-        centre, size = self.shim_target(p)
-        box = p["shim_box"]
-        d = centre - np.asarray(box["centre"], float)
-        if np.linalg.norm(d) > SIZE_EPS_MM:
-            return self.translate_op(self.displays(st), d, "move_shim")
-        op = self.shim_size_op(st, p, size)
+        op = self.shim_op(st, row)
         return op if op is not None else Op("go")
 
-    def shim_size_op(self, st, p: dict[str, Any], size: np.ndarray) -> Op | None:
-        """Drag the face grip of the axis whose size is furthest off, on the display showing it best."""
+    def shim_residual(self, row: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """(centre, size) the open row's shim box still has to move and grow by (subject mm; read/phase/slice)."""
+        p = row["params"]
+        centre, size = self.shim_target(p)
+        return (centre - np.asarray(p["shim_box"]["centre"], float),
+                size - np.asarray(p["shim_box"]["size_mm"], float))
+
+    def shim_op(self, st: dict[str, Any], row: dict[str, Any]) -> Op | None:
+        """Move, then size, the open row's shim box onto the heart; None when it fits (residuals in
+        `shim_settled` count as fitting)."""
+        d, _ = self.shim_residual(row)
+        if np.linalg.norm(d) > SIZE_EPS_MM and (row["uid"], "centre") not in self.shim_settled:
+            return self.translate_op(self.displays(st), d, "move_shim")
+        settled = {a for uid, a in self.shim_settled if uid == row["uid"]}
+        return self.shim_size_op(st, row["params"], self.shim_target(row["params"])[1], settled)
+
+    def shim_size_op(self, st, p: dict[str, Any], size: np.ndarray, settled: Any = ()) -> Op | None:
+        """Drag the face grip of the axis whose size is furthest off (of those not `settled`), on the display
+        showing it best."""
         from consoles.mr.model import plan_grips
         from consoles.mr.row_params import RowParams
         from rendering.geometry import PlanePose
 
         cur = np.asarray(p["shim_box"]["size_mm"], float)
-        diff = size - cur
+        diff = np.where([a in settled for a in ("read", "phase", "slice")], 0.0, size - cur)
         k = int(np.argmax(np.abs(diff)))
         if abs(diff[k]) <= SIZE_EPS_MM / 2.0:
             return None
