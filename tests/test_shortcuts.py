@@ -34,13 +34,6 @@ KNOWN_SHORTFALLS: dict[str, str] = {
     "ct_renal_bilateral_coverage": _CT_RANGE + ": the cohort-median range passes 2 of 16 (s26/1, s29/2)",
     "L4_heart_shim_box": ("the heart centre's phase-direction position moves 35.5 mm over the sample against a "
                           "19.2 mm tolerance (1.9x; the read direction, with the +-40 mm isocentre, passes)"),
-    "mr_renal_bilateral_coverage_recovery_v2": ("dev's script passes 2 of 16 (s13/0, s21/2): the kidneys' L/R and A/P "
-                                                "centre move 2.3-2.8x their tolerance, so a remembered slab still "
-                                                "fits a patient near dev's position"),
-    "mr_renal_numeric_coverage_correction_v2": ("one typed slab number against a window of the kidneys' 5-6 cm "
-                                                "depth plus up to 4 cm (a factor 1.7), while the seeded thickness "
-                                                "and gap variants move it by 2.5-3x: dev's script passes 4 of 16 "
-                                                "(s02/2, s10/0, s17/0, s22/2)"),
     "us_kidney_acquisition_optimization_v1": ("the kidney's depth moves with habitus more than with the seeded window "
                                               "(a constant depth and focus fit ~60 % of episodes) and the gain "
                                               "window is +-15 of 0-100: dev's script passes 2 of 16 (s02/2, s14/1)"),
