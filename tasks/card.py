@@ -248,6 +248,9 @@ class MRQueueRow(_Spec):
     lr_on_isocentre: bool | None = Field(None, description="a cover_labels row keeps its L/R centre on the "
                                          "isocentre (a slab placed in F/H and A/P only), so where the organs "
                                          "lie sideways in it follows the patient's position")
+    ap_on_isocentre: bool | None = Field(None, description="a cover_labels row keeps its A/P (slab) centre on the "
+                                         "isocentre, with the slices to hold the organs from there, so where "
+                                         "they lie in depth in it follows the patient's height in the bore")
     plan_error: bool | None = Field(None, description="seed an error into this row's geometry: its normal "
                                     "tilted by perturbations.plan_tilt_deg and its centre shifted by "
                                     "perturbations.plan_shift_mm, in seeded directions")
@@ -276,8 +279,8 @@ class MRQueueRow(_Spec):
             raise ValueError("remaining_s is only meaningful for a running row")
         if self.cover_labels is not None and self.status not in ("done", "pending", None):
             raise ValueError("cover_labels fits an acquired or a pending row: its status must be done or pending")
-        if self.lr_on_isocentre and self.cover_labels is None:
-            raise ValueError("lr_on_isocentre places a row fitted to organs: give cover_labels too")
+        if (self.lr_on_isocentre or self.ap_on_isocentre) and self.cover_labels is None:
+            raise ValueError("lr_on_isocentre / ap_on_isocentre place a row fitted to organs: give cover_labels too")
         if self.coverage_fault and self.cover_labels is None:
             raise ValueError("coverage_fault spoils a row fitted to organs: give cover_labels too")
         if self.stop_fault and self.status != "running":
@@ -431,11 +434,21 @@ class MRPerturbations(ConsoleInputs):
     basal_fault_share: Range | None = Field(None, description="a basal_slice fault moves the slice this share of "
                                             "the LV's length towards the base (default 0.3)")
     # ---- issue 21: a coverage_fault row's slab (MRModel._seed_slab_variant) ----
+    # The renal cards' ranges: slab_thickness_mm [2.5, 9] spans sites' coronal single-shot T2 (HASTE / SSFSE)
+    # kidney protocols, from thin 2.5-3 mm cyst work to 8-9 mm survey slabs (4-6 mm most often); slab_gap_share
+    # [0, 0.3] their 0-30 % gaps; slab_margin_mm [10, 25] the slab a site's slice count leaves on each side of the
+    # kidneys (breathing, adrenals). The slice count, and so the thickness to type, moves by a factor ~4 with them.
+    # isocentre_ap_mm [-30, 30] on the recovery card: the isocentre is the bore's centre, a fixed height above the
+    # table, while the body's A/P middle lies half the body's thickness (adult abdomen 18-32 cm A/P) plus the spine
+    # coil and pads above it: +-3 cm between patients.
     slab_thickness_mm: Range | None = Field(None, description="the coverage_fault row's slice thickness (mm, 0.5 mm "
                                             "steps): the site's protocol variant, its slice count fitted to it")
     slab_gap_share: Range | None = Field(None, description="the coverage_fault row's gap as a share of its thickness")
     fault_slab_share: Range | None = Field(None, description="the spoilt slab's length as a share of the organs' "
                                            "A/P extent (default 0.6)")
+    slab_margin_mm: Range | None = Field(None, description="the coverage_fault row's slab, before the fault, holds "
+                                         "the organs with this margin (mm) on each side (default 15): the site's "
+                                         "slice count for its variant (1-3.5 cm: breathing, adrenals)")
     # ---- issue 21: patient positioning (MRModel._isocentre_offset; signed ranges, uniform) ----
     # Most cards draw the A/P offset over +-20 mm; L4_heart_shim_box (1.3.0) over +-40 mm. An MR table does not
     # rise inside the bore: the patient's back rests at the tabletop's fixed height under the isocentre, so the
@@ -448,7 +461,7 @@ class MRPerturbations(ConsoleInputs):
     isocentre_lr_mm: Range | None = Field(None, description="isocentre left(+)/right of the body midline (mm): "
                                           "patients lie off the table's centre line by up to 2-3 cm")
     isocentre_ap_mm: Range | None = Field(None, description="isocentre posterior(+)/anterior of the body's A/P "
-                                          "middle (mm): bore height, body size and pads, about +-2 cm (+-4 cm "
+                                          "middle (mm): bore height, body size and pads, about +-2-3 cm (+-4 cm "
                                           "on the shim-box card)")
 
     @field_validator("mapping_fault")
@@ -474,7 +487,7 @@ class MRPerturbations(ConsoleInputs):
 
     @field_validator("heart_rate_bpm", "landmark_shift_abs_mm", "running_remaining_s", "prior_clip_mm",
                      "plan_tilt_deg", "plan_shift_mm", "shim_fault_offset_mm", "basal_fault_share",
-                     "slab_thickness_mm", "slab_gap_share", "fault_slab_share")
+                     "slab_thickness_mm", "slab_gap_share", "fault_slab_share", "slab_margin_mm")
     @classmethod
     def _magnitude(cls, v: Range | None) -> Range | None:
         return None if v is None else _range(0.0)(v)

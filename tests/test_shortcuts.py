@@ -34,13 +34,6 @@ KNOWN_SHORTFALLS: dict[str, str] = {
         "no other; redrawing the positions gives 0.5 of 16 on average, >= 4 in under 0.1 %). The 20 mm excess bound "
         "cannot separate them (their excesses are <= 14 mm); only a new draw can (e.g. a seeded head-/feet-first "
         "orientation)"),
-    "mr_renal_bilateral_coverage_recovery_v2": ("dev's script passes 2 of 16 (s13/0, s21/2): the kidneys' L/R and A/P "
-                                                "centre move 2.3-2.8x their tolerance, so a remembered slab still "
-                                                "fits a patient near dev's position"),
-    "mr_renal_numeric_coverage_correction_v2": ("one typed slab number against a window of the kidneys' 5-6 cm "
-                                                "depth plus up to 4 cm (a factor 1.7), while the seeded thickness "
-                                                "and gap variants move it by 2.5-3x: dev's script passes 4 of 16 "
-                                                "(s02/2, s10/0, s17/0, s22/2)"),
     "us_kidney_acquisition_optimization_v1": ("the kidney's depth moves with habitus more than with the seeded window "
                                               "(a constant depth and focus fit ~60 % of episodes) and the gain "
                                               "window is +-15 of 0-100: dev's script passes 2 of 16 (s02/2, s14/1)"),

@@ -333,6 +333,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             if draws.has("mapping_fault") else None
         self.shim_fault_offset_mm, self.basal_fault_share = self._draw_fault_amounts(draws)
         self.fault_slab_share = FAULT_SLAB_SHARE  # a card's drawn fault_slab_share replaces it (_seed_slab_variant)
+        self.slab_margin_mm = CLIP_MARGIN_MM  # a card's drawn slab_margin_mm replaces it (_seed_slab_variant)
         # issue 21: the parameter set the initial queue's mapping rows were copied with (balanced over seeds)
         self.copied_params: dict[str, Any] | None = dict(self._balanced("copied_params",
                                                                          draws.perturbations["copied_params"])) \
@@ -465,7 +466,7 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     # ---- initial state --------------------------------------------------------------------------
     def _row_from_spec(self, spec: dict[str, Any], draws: PerturbationDraws | None = None) -> QueueRow:
         """A row of the card's initial queue: {"protocol", "name"?, "status"?, "params"?, "remaining_s"?,
-        "cover_labels"?, "lr_on_isocentre"?}.
+        "cover_labels"?, "lr_on_isocentre"?, "ap_on_isocentre"?}.
 
         "done" rows were acquired before the session (their series exist, prior); a "running" row has
         `remaining_s` left at t = 0 (perturbation "running_remaining_s" draws it), or is done already when
@@ -480,7 +481,8 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
             self._seed_slab_variant(row, draws)
         if spec.get("cover_labels"):
             self._fit_to_labels(row, list(spec["cover_labels"]), draws, clip=status == "done",
-                                lr_on_isocentre=bool(spec.get("lr_on_isocentre")))
+                                lr_on_isocentre=bool(spec.get("lr_on_isocentre")),
+                                ap_on_isocentre=bool(spec.get("ap_on_isocentre")))
         if spec.get("coverage_fault") and self.coverage_fault is not None:
             self._apply_coverage_fault(row, list(spec["cover_labels"]))
         if spec.get("plan_error"):
@@ -538,19 +540,30 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
         return lo, hi
 
     def _fit_to_labels(self, row: QueueRow, prefixes: list[str], draws: PerturbationDraws | None,
-                       clip: bool = True, lr_on_isocentre: bool = False) -> None:
+                       clip: bool = True, lr_on_isocentre: bool = False, ap_on_isocentre: bool = False) -> None:
         """Centre a coronal row on the organs and size its slab over their AP extent; clipped (an acquired
         row, `clip`, with prior_clipped): move the FOV along F/H so the highest top (or lowest bottom) of the
         organs lies `clip` mm outside it. `lr_on_isocentre` (card key of a row spec) leaves the row's L/R
         centre on the isocentre, as a slab placed in F/H and A/P only is: its wide default FOV still holds
-        the organs, but where they lie sideways follows the patient's position on the table."""
+        the organs, but where they lie sideways follows the patient's position on the table.
+        `ap_on_isocentre` likewise leaves the slab's A/P centre at the isocentre (the table-height landmark,
+        the protocol's default): where the kidneys lie in depth in it follows the patient's height in the bore
+        and habitus (issue 21: a plan replayed from another patient's drags or typed positions misses them in
+        A/P). An acquired row (`clip`) was given the slices to hold the organs from there, with the margin on
+        each side, so only its clipped pole is missing; a pending row keeps the site's slice count for the
+        organs' depth plus the margins (its coverage is what the task corrects)."""
         lo, hi = self._label_box(prefixes)
         c = (lo + hi) / 2.0
         if lr_on_isocentre:
             c[0] = self.isocentre_mm[0]
         p = row.params
         step = p.thickness_mm + p.gap_mm
-        p.n_slices = int(math.ceil((hi[1] - lo[1] + 2 * CLIP_MARGIN_MM) / step))
+        depth = float(hi[1] - lo[1])
+        if ap_on_isocentre:
+            c[1] = self.isocentre_mm[1]
+            if clip:
+                depth = 2.0 * max(float(hi[1]) - c[1], c[1] - float(lo[1]))
+        p.n_slices = int(math.ceil((depth + 2 * self.slab_margin_mm) / step))
         half_fov = p.fov_phase_mm / 2.0
         clip_mm = draws.uniform("prior_clip_mm", DEFAULT_CLIP_MM) if draws is not None else DEFAULT_CLIP_MM[0]
         if self.prior_clipped and clip:  # the clip is drawn either way, so later draws do not depend on it
@@ -566,14 +579,18 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
     def _seed_slab_variant(self, row: QueueRow, draws: PerturbationDraws) -> None:
         """The site's variant of a coverage_fault row's slab (issue 21: the right number to type follows it):
         slice thickness slab_thickness_mm [lo, hi] (0.5 mm steps) and gap slab_gap_share [lo, hi] of it (0.1 mm);
-        the fitted slice count follows from them. Drawn from the episode's own "slab_variant" stream, so no
-        other draw moves; without the keys the protocol's slab stays."""
+        the fitted slice count follows from them and from the margin the site's slab leaves on each side of the
+        organs, slab_margin_mm [lo, hi] (CLIP_MARGIN_MM without it). Drawn from the episode's own "slab_variant"
+        stream (appended draws last), so no other draw moves; without the keys the protocol's slab stays."""
         rng = self.rng("slab_variant")
         t = float(rng.uniform(*draws.perturbations.get("slab_thickness_mm", (0.0, 0.0))))
         g = float(rng.uniform(*draws.perturbations.get("slab_gap_share", (0.0, 0.0))))
         share = float(rng.uniform(*draws.perturbations.get("fault_slab_share", (0.0, 0.0))))
+        margin = float(rng.uniform(*draws.perturbations.get("slab_margin_mm", (0.0, 0.0))))
         if draws.has("fault_slab_share"):
             self.fault_slab_share = round(share, 3)
+        if draws.has("slab_margin_mm"):
+            self.slab_margin_mm = round(margin, 1)
         if draws.has("slab_thickness_mm"):
             row.params.thickness_mm = round(2.0 * t) / 2.0
             row.params.gap_mm = round(g * row.params.thickness_mm, 1) + 0.0 if draws.has("slab_gap_share") else 0.0

@@ -421,6 +421,9 @@ def planning_answers(task: MRTask, state: dict[str, Any], ops: list) -> dict[str
             out["kidneys_fh_centre_mm"] = Answer(round(float(c[2]), 2), RENAL_MAX_FOV_MARGIN_MM / 2.0)
             out["kidneys_lr_centre_mm"] = Answer(round(float(c[0]), 2), RENAL_MAX_FOV_MARGIN_MM / 2.0)
         else:
+            # the row sits where the landmark put it in A/P (issue 21): a slab that holds both kidneys within
+            # RENAL_MAX_SLAB_EXCESS_MM has its centre within half of that of theirs (the reference centres it)
+            out["kidneys_ap_centre_mm"] = Answer(round(float(c[1]), 2), RENAL_MAX_SLAB_EXCESS_MM / 2.0)
             fault = (state["start"].get("seeded") or {}).get("coverage_fault")
             row = next(r for r in state["start"]["queue"] if r["protocol"] == task.protocol and r["status"] == "pending")
             p = row["params"]

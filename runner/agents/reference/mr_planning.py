@@ -337,6 +337,13 @@ class PlanningPolicy:
             op = self.plane_op(st, row, np.array([0.0, 1.0, 0.0]), (lo + hi) / 2.0)
             if op is not None:
                 return op
+        if fault is not None:
+            # a slab left where the landmark put it in A/P is first centred on the kidneys (typed Position
+            # A/P, scanner frame), so the fixed parameter need only hold their depth (issue 21)
+            lo, hi = self.kidney_box()
+            c_ap = float(lo[1] + hi[1]) / 2.0
+            if abs(float(p["centre_mm"][1]) - c_ap) > POS_EPS_MM:
+                return Op("set_param", {"name": "pos_ap_mm", "value": round(c_ap - float(st["isocentre_mm"][1]), 1)})
         want = self.renal_numbers(p)
         if fault is not None:  # fix the parameter that was set wrong
             if fault == "thickness_mm" and p["thickness_mm"] < want["thickness_mm"]:
