@@ -567,7 +567,8 @@ class USPerturbations(ConsoleInputs):
     Probe offsets: `probe_z_mm` / `probe_z_abs_mm` (a magnitude with a random sign) and the angle ranges are
     added to the starting pose. Controls `gain`, `depth_cm`, `focus_cm`, `dynamic_range_db`: one [lo, hi]
     range drawn uniformly, or a list of ranges of which each seed takes one, balanced over the seeds of a
-    subject (e.g. a gain too low or too high). Lists of options (`kidney`, `preset`, `frequency_mhz`,
+    subject (e.g. a gain too low or too high; `gain_band_follows` pairs the gain's range with another
+    key's). Lists of options (`kidney`, `preset`, `frequency_mhz`,
     `grey_map`, `dark_cause`) are drawn balanced over seeds; `contact_fault` uniformly among its options
     when the dark cause is contact (then `lifted_pressure` or `dry_fraction`); `low_gain` when it is gain."""
 

@@ -22,7 +22,9 @@
   and "patient" records the placement, the acoustic window the task starts in and the TGC offset (drawn
   from their own "placement" stream, so the older draws below are unchanged).
 - Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
-  values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced), options
+  values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced; the
+  gain's, with `gain_band_follows`, at the place of the TGC pots' range, so a start gain never makes up for
+  the pots and the start is always off), options
   drawn balanced over the seeds of a subject (kidney, preset, frequency, grey map), and the L6 dark-image
   cause, balanced over each subject's seeds and over the cohort by the rule MR's judgements use too
   (consoles.common.balance.cohort_balanced_choice; "contact": a lifted probe or missing gel, "gain": a low
