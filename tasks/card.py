@@ -417,7 +417,8 @@ class MRPerturbations(ConsoleInputs):
     cohort_balanced: list[Literal["ecg_signal", "scanner_busy", "prior_clipped", "localizer_order", "indication",
                                   "mapping_fault", "stop_fault", "copied_params"]] | None = Field(
         None, min_length=1, description="option keys drawn balanced over subjects as well as seeds "
-        "(consoles/common/balance.cohort_balanced_choice): option (subject index + seed) mod n, in the card's order, so "
+        "(consoles/common/balance.cohort_balanced_choice): option (subject index + seed) mod n, in the card's "
+        "order, so "
         "each subject's seeds 0-2 see more than one answer, the cohort sees each option equally often and dev "
         "(index 0) seed 0 takes the first option, never a majority")
     copied_params: list[dict[str, float | str]] | None = Field(

@@ -334,7 +334,8 @@ class USModel(ConsoleModelBase):
             return None
         spec = self.draws.perturbations[key]
         if spec and isinstance(spec[0], (list, tuple)):
-            follows = self.draws.perturbations.get(f"{key}_band_follows") if self.draws.has(f"{key}_band_follows") else None
+            tie = f"{key}_band_follows"
+            follows = self.draws.perturbations.get(tie) if self.draws.has(tie) else None
             if follows:  # the range at the place of the other key's (balanced the same way): errors add up
                 other = self.draws.perturbations.get(follows) or ()
                 self._require(len(other) == len(spec) and all(isinstance(r, (list, tuple)) for r in other),
