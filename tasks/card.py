@@ -420,7 +420,8 @@ class MRPerturbations(ConsoleInputs):
     cohort_balanced: list[Literal["ecg_signal", "scanner_busy", "prior_clipped", "localizer_order", "indication",
                                   "mapping_fault", "stop_fault", "copied_params"]] | None = Field(
         None, min_length=1, description="option keys drawn balanced over subjects as well as seeds "
-        "(consoles/mr/model.cohort_balanced_choice): option (subject index + seed) mod n, in the card's order, so "
+        "(consoles/common/balance.cohort_balanced_choice): option (subject index + seed) mod n, in the card's "
+        "order, so "
         "each subject's seeds 0-2 see more than one answer, the cohort sees each option equally often and dev "
         "(index 0) seed 0 takes the first option, never a majority")
     copied_params: list[dict[str, float | str]] | None = Field(
@@ -589,7 +590,8 @@ class USPerturbations(ConsoleInputs):
     Probe offsets: `probe_z_mm` / `probe_z_abs_mm` (a magnitude with a random sign) and the angle ranges are
     added to the starting pose. Controls `gain`, `depth_cm`, `focus_cm`, `dynamic_range_db`: one [lo, hi]
     range drawn uniformly, or a list of ranges of which each seed takes one, balanced over the seeds of a
-    subject (e.g. a gain too low or too high). Lists of options (`kidney`, `preset`, `frequency_mhz`,
+    subject (e.g. a gain too low or too high; `gain_band_follows` pairs the gain's range with another
+    key's). Lists of options (`kidney`, `preset`, `frequency_mhz`,
     `grey_map`, `dark_cause`) are drawn balanced over seeds; `contact_fault` uniformly among its options
     when the dark cause is contact (then `lifted_pressure` or `dry_fraction`); `low_gain` when it is gain."""
 
@@ -637,6 +639,12 @@ class USPerturbations(ConsoleInputs):
         "muscles). Sonographers use posterolateral to anterolateral flank windows (about -30..+45 deg "
         "around the coronal plane); the kidney then lies at depths from about 4 to 15 cm. A list of ranges: "
         "one per seed, balanced."))
+    gain_band_follows: Literal["tgc_offset_db"] | None = Field(None, description=(
+        "With `gain` and the named key both lists of ranges of one length: the seed's gain range is the one at "
+        "the place of that key's range (not drawn on its own), so the start's errors add up and never cancel "
+        "(pots left pulled down with a gain left low, pushed up with a gain left high): a start gain that "
+        "happened to make up for the pots would already show the kidney right, and a task that asks to set "
+        "it up would have nothing to do."))
     tgc_offset_db: RangeOrRanges | None = Field(None, description=(
         "dB added to every TGC pot at the start (the pots as the previous exam left them, within the pots' "
         "+-20 dB), so the gain that shows the kidney at mid grey differs between episodes. A list of "

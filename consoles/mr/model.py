@@ -40,6 +40,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+# the balanced draws live in consoles/common/balance.py (shared with the US console); imported here under
+# the names this module has always exported
+from consoles.common.balance import balanced_choice, cohort_balanced_choice, subject_index  # noqa: F401
 from consoles.common.layout_state import LayoutState, ViewportContent
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule, ScheduledEvent
 from consoles.common.params import Parameter
@@ -48,7 +51,6 @@ from consoles.mr.protocols import LANDMARK_Z_MM, PROTOCOLS, TRIGGERS, MRProtocol
 from consoles.mr.row_params import SHIM_MODES, RowParams, conflicts, rr_ms, scan_time_s, temporal_resolution_ms
 from rendering.geometry import PlanePose, orientation_text
 from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series
-from rendering.seeding import seeded_rng
 from rendering.subjects.labels import ORGANS
 
 __all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "SeriesEntry", "PARAMETERS", "CHOICES", "CARD",
@@ -80,37 +82,6 @@ BASAL_FAULT_SHARE = 0.3
 STOP_FAULT_FRACTION = (0.3, 0.7)
 STOP_FAULT_REASON = "RF amplifier fault"
 SHIM_GRIP_OFFSET_PX = 20.0  # the shim box's move grip, up-left of its centre (off the group's centre grip)
-
-
-def balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
-    """One of `options` for this seed, balanced over the seeds of one subject: every block of len(options)
-    consecutive seeds takes each option exactly once, in a seeded order (judgement tasks must not be
-    passable by a fixed policy, so the right consequence has to be evenly spread)."""
-    n = len(options)
-    block, pos = divmod(int(seed), n)
-    perm = seeded_rng(task_id, subject_id, "balanced", key, block).permutation(n)
-    return options[int(perm[pos])]
-
-
-def subject_index(subject_id: str) -> int:
-    """The cohort index of a subject id ("s07" -> 7, "dev" -> 0; other ids a stable number from their
-    characters), for draws balanced over the cohort."""
-    digits = "".join(ch for ch in subject_id if ch.isdigit())
-    if subject_id == "dev" or not subject_id:
-        return 0
-    return int(digits) if digits else sum(ord(ch) for ch in subject_id)
-
-
-def cohort_balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
-    """One of `options` for (subject, seed), balanced over seeds AND subjects (issue 21): option
-    (subject index + seed) mod n of the card's list. Every n consecutive seeds of a subject take each option
-    once, consecutive subjects are shifted by one, so with two options a subject's seeds 0, 1, 2 want
-    a, b, a or b, a, b in turn and the 30-subject cohort wants each exactly 45 times of 90 (a fixed answer
-    is right in at most half the slots), and dev (index 0) seed 0 wants the first option, which is no
-    majority. The card lists its options in the order this cycles through (task_id and key are unused:
-    the balance must not depend on a hash)."""
-    n = len(options)
-    return options[(subject_index(subject_id) + int(seed)) % n]
 
 
 # ---- queue rows and series ---------------------------------------------------------------------------

@@ -22,10 +22,13 @@
   and "patient" records the placement, the acoustic window the task starts in and the TGC offset (drawn
   from their own "placement" stream, so the older draws below are unchanged).
 - Seeded perturbations (PerturbationDraws, order fixed: append only): the starting pose offsets, control
-  values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced), options
+  values a card asks to draw (a range, or a list of ranges one of which each seed takes, balanced; the
+  gain's, with `gain_band_follows`, at the place of the TGC pots' range, so a start gain never makes up for
+  the pots and the start is always off), options
   drawn balanced over the seeds of a subject (kidney, preset, frequency, grey map), and the L6 dark-image
-  cause, balanced over each subject's seeds and over the cohort ("contact": a lifted probe or missing gel,
-  "gain": a low gain), so that neither "raise the gain" nor "fix the contact" passes more than half.
+  cause, balanced over each subject's seeds and over the cohort by the rule MR's judgements use too
+  (consoles.common.balance.cohort_balanced_choice; "contact": a lifted probe or missing gel, "gain": a low
+  gain), so that neither "raise the gain" nor "fix the contact" passes more than half.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from consoles.common.balance import balanced_choice, cohort_balanced_choice
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
 from consoles.common.params import Parameter
 from consoles.us import aim, bed
@@ -59,7 +63,6 @@ DEFAULT_POSE = U.ProbePose(z_mm=-280.0, azimuth_deg=0.0, rotation_deg=0.0, tilt_
 DEFAULT_PRESET = "Abdomen"
 DARK_CAUSES = ("none", "contact", "gain")
 KIDNEY_SIDES = ("left", "right")
-COHORT_SIZE = 30  # the public cohort s01..s30 (rendering.subjects): judgement draws balance over it
 # Views a task may start on (initial state "aim"): the probe turned this much about its beam from the
 # kidney's long-axis view through the hilum (consoles/us/aim.py).
 AIM_VIEWS: dict[str, float] = {"long_axis": 0.0, "transverse": 90.0}
@@ -301,30 +304,20 @@ class USModel(ConsoleModelBase):
         return self._balanced_in(self.task_id, self.subject.id, self.seed, key, options)
 
     def _cohort_balanced(self, key: str, options: Sequence[Any]) -> Any:
-        """One option per seed, balanced over the seeds of a subject AND over the cohort (issue 21): consecutive
-        seeds cycle through the options from a per-subject start, and the starts of the cohort subjects
-        s01..s30 are a seeded permutation dealt evenly over the options, so every seed of the cohort (and
-        so seeds 0-2 together) takes each option equally often. Other ids (dev, new subjects) draw their
-        start from a seeded coin."""
+        """One option per seed, balanced over the seeds of a subject AND over the cohort (issue 21), by the
+        rule every console shares (consoles.common.balance.cohort_balanced_choice: option (subject index +
+        seed) mod n, in the card's order), so the shortcut detector's sample, balanced for that rule, sees
+        each answer as often as the cohort does and dev seed 0 takes the card's first option."""
         options = list(options)
         self._require(len(options) > 0, f"{key}: no options to draw from")
-        n = len(options)
-        sid = str(self.subject.id)
-        if len(sid) == 3 and sid[0] == "s" and sid[1:].isdigit() and 1 <= int(sid[1:]) <= COHORT_SIZE:
-            perm = seeded_rng(self.task_id, "cohort", "balanced", key).permutation(COHORT_SIZE)
-            start = int(perm[int(sid[1:]) - 1]) % n
-        else:
-            start = int(seeded_rng(self.task_id, sid, "balanced", key).integers(n))
-        return options[(int(self.seed) + start) % n]
+        return cohort_balanced_choice(self.task_id, str(self.subject.id), self.seed, key, options)
 
     @staticmethod
     def _balanced_in(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
         options = list(options)
         if not options:
             raise ConsoleActionError(f"{key}: no options to draw from")
-        block, pos = divmod(int(seed), len(options))
-        perm = seeded_rng(task_id, subject_id, "balanced", key, block).permutation(len(options))
-        return options[int(perm[pos])]
+        return balanced_choice(task_id, subject_id, seed, key, options)
 
     def _placement_draw(self, place: PerturbationDraws, key: str) -> float:
         """A [lo, hi] range or a list of ranges (one per seed, balanced) of the placement stream; 0 without
@@ -341,7 +334,15 @@ class USModel(ConsoleModelBase):
             return None
         spec = self.draws.perturbations[key]
         if spec and isinstance(spec[0], (list, tuple)):
-            spec = self._balanced(key, spec)
+            tie = f"{key}_band_follows"
+            follows = self.draws.perturbations.get(tie) if self.draws.has(tie) else None
+            if follows:  # the range at the place of the other key's (balanced the same way): errors add up
+                other = self.draws.perturbations.get(follows) or ()
+                self._require(len(other) == len(spec) and all(isinstance(r, (list, tuple)) for r in other),
+                              f"{key}_band_follows: {follows} needs as many ranges as {key}")
+                spec = spec[self._balanced_in(self.task_id, self.subject.id, self.seed, follows, range(len(spec)))]
+            else:
+                spec = self._balanced(key, spec)
         lo, hi = spec
         return float(self.draws.rng.uniform(lo, hi))
 

@@ -36,8 +36,9 @@ from tasks.card import TaskCard
 DEV = ("dev", 0)
 # The fixed sample the conformance test replays on: 16 cohort subjects, 8 of each sex (odd ids are men), over
 # the whole list, with seeds chosen so that (subject index + seed), which picks the answer of a cohort-balanced
-# choice (consoles.mr.model.cohort_balanced_choice), takes every residue mod 2 and mod 3 about equally often:
-# a sample on which a 3-way choice always had one answer would let a fixed script pass by construction.
+# choice (consoles.common.balance.cohort_balanced_choice, which every console draws with), takes every residue
+# mod 2 and mod 3 about equally often: a sample on which a 3-way choice always had one answer would let a fixed
+# script pass by construction.
 SAMPLE_PAIRS: tuple[tuple[str, int], ...] = (
     ("s01", 1), ("s02", 2), ("s05", 1), ("s06", 2), ("s09", 0), ("s10", 0), ("s13", 0), ("s14", 1),
     ("s17", 0), ("s18", 1), ("s21", 2), ("s22", 2), ("s25", 1), ("s26", 1), ("s29", 2), ("s30", 0))

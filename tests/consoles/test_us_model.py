@@ -331,6 +331,30 @@ def test_task_draws_are_balanced_over_seeds(rt):
     assert [sum(g >= 90 for g in gains[i:i + 2]) for i in (0, 2, 4)] == [1, 1, 1]
 
 
+def test_the_dark_cause_follows_the_shared_cohort_rule(rt):
+    """(subject index + seed) mod 2, as MR's cohort-balanced judgements: the detector's sample is balanced
+    for this rule, and dev seed 0 takes the card's first option."""
+    from consoles.common.balance import cohort_balanced_choice, subject_index
+
+    causes = [USModel(rt, "us_test", s, {}, {"dark_cause": ["contact", "gain"]}, out_shape=(32, 32)).dark_cause
+              for s in range(4)]
+    want = [cohort_balanced_choice("us_test", rt.id, s, "dark_cause", ["contact", "gain"]) for s in range(4)]
+    assert causes == want
+    assert causes[subject_index(rt.id) % 2] == "contact"  # the seed with (index + seed) even
+
+
+def test_the_gain_band_can_follow_the_pots_band(rt):
+    """gain_band_follows: the start gain is low where the pots were left pulled down, high where pushed up
+    (the start's errors add up), instead of its own balanced draw."""
+    pert = {"gain": [[5, 10], [90, 95]], "tgc_offset_db": [[-8, -3], [10, 18]], "gain_band_follows": "tgc_offset_db"}
+    ms = [USModel(rt, "us_test", s, {}, pert, out_shape=(32, 32)) for s in range(8)]
+    assert {m.tgc_offset_db > 0 for m in ms} == {True, False}
+    for m in ms:
+        assert (m.controls["gain"] >= 90) == (m.tgc_offset_db > 0), (m.seed, m.tgc_offset_db, m.controls["gain"])
+    with pytest.raises(ConsoleActionError):
+        USModel(rt, "us_test", 0, {}, {**pert, "tgc_offset_db": [-8, -3]}, out_shape=(32, 32))
+
+
 def test_the_dump_records_the_start(rt):
     m = _model(rt, 2, {"gain": [30, 40], "dark_cause": ["contact"], "contact_fault": ["no_gel_left"]})
     start = m.state()["start"]
