@@ -68,7 +68,7 @@ def _no_xvfb_without_display_marker(request, _xvfb_shim_dir, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def display():
-    """One real Xvfb server per test process: under pytest-xdist (`make test` runs 2 workers) each
+    """One real Xvfb server per test process: under pytest-xdist (`make test` runs 4 in the display lane) each
     worker's session has its own server, on a display number Xvfb picks itself (-displayfd), so the
     workers never share or race for one."""
     if shutil.which("Xvfb") is None:
