@@ -9,13 +9,14 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, Answer, answers, is_judgement, max_constant_pass_rate,
-                                      max_fixed_pass_rate, reference_run, shortcut_result, spread)
+                                      max_fixed_pass_rate, reference_run, shortcut_result, spread, typed_medians)
 
 COHORT = [f"s{i:02d}" for i in range(1, 31)]
 
 
 def _card_answers(args: tuple[str, list[tuple[str, int]]]) -> tuple[str, dict, Any]:
-    """Reference answers of one card on every pair, and its shortcut result on the fixed sample."""
+    """Reference answers of one card on every pair, and its shortcut result on the fixed sample (the constant
+    answer types the median over every pair of the table: the cohort's, by default)."""
     from tasks.card import load_card
 
     from rendering import memo
@@ -27,8 +28,8 @@ def _card_answers(args: tuple[str, list[tuple[str, int]]]) -> tuple[str, dict, A
         per = {p: answers(card, r) for p, r in runs.items()}
         dev_run = reference_run(card, *DEV)
         sample_runs = {p: runs.get(p) or reference_run(card, *p) for p in SAMPLE_PAIRS}
-        return card_id, {"episodes": per, "dev": answers(card, dev_run)}, shortcut_result(card, SAMPLE_PAIRS,
-                                                                                        sample_runs, dev_run)
+        result = shortcut_result(card, SAMPLE_PAIRS, sample_runs, dev_run, medians=typed_medians(runs.values()))
+        return card_id, {"episodes": per, "dev": answers(card, dev_run)}, result
 
 
 def _fmt_ratio(r: float | None) -> str:

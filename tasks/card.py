@@ -592,8 +592,10 @@ class USPerturbations(ConsoleInputs):
     range drawn uniformly, or a list of ranges of which each seed takes one, balanced over the seeds of a
     subject (e.g. a gain too low or too high; `gain_band_follows` pairs the gain's range with another
     key's). Lists of options (`kidney`, `preset`, `frequency_mhz`,
-    `grey_map`, `dark_cause`) are drawn balanced over seeds; `contact_fault` uniformly among its options
-    when the dark cause is contact (then `lifted_pressure` or `dry_fraction`); `low_gain` when it is gain."""
+    `grey_map`, `dark_cause`) are drawn balanced over seeds (`dark_cause` over the cohort too); when the dark
+    cause is contact, `contact_fault`'s kind (gel missing | `lifted`, the probe held too lightly) is balanced
+    over the cohort under it (consoles.common.balance, nested) and the gel fault drawn uniformly among the
+    card's (then `lifted_pressure` or `dry_fraction`); `low_gain` when the cause is gain."""
 
     probe_z_mm: Range | None = None
     probe_z_abs_mm: Range | None = None

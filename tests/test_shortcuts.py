@@ -6,8 +6,9 @@ For every card at L2 and above, on the fixed sample of cohort (subject, seed) pa
 - the fixed script, the reference's operations recorded on the public ``dev`` subject, seed 0, replayed
   verbatim, passes at most 10 % of the pairs (L3-L6), at most 50 % for a judgement (every answer part a
   choice): a coin's share;
-- the constant-answer script (the cohort median of every typed number) passes at most 10 % (a judgement whose
-  remedy is typed, 50 %);
+- the constant-answer script (the cohort median of every typed number, over s01..s30 x seeds 0-2, from
+  tasks/cohort_medians.json: `medimageos tasks medians`) passes at most 10 % (a judgement whose remedy is
+  typed, 50 %);
 - every numeric part of an L3-L6 task's correct answer moves over the sample by at least twice the
   oracle's tolerance for it (the README's table is the same figure over all 30 subjects x 3 seeds,
   from `medimageos tasks spread`);
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, answers, is_judgement, max_constant_pass_rate,
-                                      max_fixed_pass_rate, reference_run, replay, shortcut_result, spread)
+from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, StaleMedians, answers, is_judgement, load_cohort_medians,
+                                      max_constant_pass_rate, max_fixed_pass_rate, reference_run, replay,
+                                      shortcut_result, spread)
 from rendering import memo
 from tasks.card import TaskCard, all_cards
 
@@ -58,6 +60,10 @@ def test_a_screen_blind_agent_does_not_pass(card: TaskCard, subject_cache) -> No
 
 
 def _check_card(card: TaskCard) -> None:
+    try:
+        medians = load_cohort_medians(card)
+    except StaleMedians as exc:
+        pytest.fail(str(exc), pytrace=False)
     dev_run = reference_run(card, *DEV)
     assert dev_run.verdict.outcome == "PASS", f"the reference fails on dev: {dev_run.verdict.reason}"
     assert replay(card, *DEV, dev_run.ops).outcome == "PASS", \
@@ -65,7 +71,7 @@ def _check_card(card: TaskCard) -> None:
     runs = {p: reference_run(card, *p) for p in SAMPLE_PAIRS}
     per_episode = {p: answers(card, r) for p, r in runs.items()}
     judgement = is_judgement(card, list(per_episode.values()))
-    result = shortcut_result(card, SAMPLE_PAIRS, runs, dev_run)
+    result = shortcut_result(card, SAMPLE_PAIRS, runs, dev_run, medians)
 
     limit = max_fixed_pass_rate(card, judgement)
     assert result.fixed_rate() <= limit + 1e-9, (
@@ -73,7 +79,7 @@ def _check_card(card: TaskCard) -> None:
         f"(limit {limit:.0%}): {_pairs(result.fixed_passes)}")
     if result.constant_passes is not None:
         assert result.constant_rate() <= max_constant_pass_rate(card, judgement) + 1e-9, (
-            f"typing the cohort median passes {len(result.constant_passes)}/{result.pairs} sample episodes: "
+            f"typing the cohort medians {medians} passes {len(result.constant_passes)}/{result.pairs} sample episodes: "
             f"{_pairs(result.constant_passes)}")
     if card.level >= 3 and not judgement:
         thin = [f"{p.name}: spread {p.spread:.1f} vs tolerance {p.tolerance:g} ({p.ratio:.1f}x)"

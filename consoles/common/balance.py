@@ -41,15 +41,23 @@ def subject_index(subject_id: str) -> int:
     return int(digits) if digits else sum(ord(ch) for ch in subject_id)
 
 
-def cohort_balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:
+def cohort_balanced_choice(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any],
+                           period: int = 1) -> Any:
     """One of `options` for (subject, seed), balanced over seeds AND subjects (issue 21): option
     (subject index + seed) mod n of the card's list. Every n consecutive seeds of a subject take each option
     once, consecutive subjects are shifted by one, so with two options a subject's seeds 0, 1, 2 want
     a, b, a or b, a, b in turn and the 30-subject cohort wants each exactly 45 times of 90 (a fixed answer
     is right in at most half the slots), and dev (index 0) seed 0 wants the first option, which is no
     majority. The card lists its options in the order this cycles through (task_id and key are unused:
-    the balance must not depend on a hash)."""
+    the balance must not depend on a hash).
+
+    `period` nests a second choice under a first one of `period` options: option ((subject index + seed) //
+    period) mod n changes every `period` slots, so within each option of the first choice (taken when the
+    residue mod `period` is one value) the second one cycles too (US: the dark cause contact | gain, and under
+    contact the fault's kind gel | pressure: a fixed remedy is right in a quarter of the slots)."""
     n = len(options)
     if n == 0:
         raise ValueError(f"{key}: no options to draw from")
-    return options[(subject_index(subject_id) + int(seed)) % n]
+    if period < 1:
+        raise ValueError(f"{key}: period must be at least 1, not {period}")
+    return options[((subject_index(subject_id) + int(seed)) // period) % n]

@@ -184,7 +184,14 @@ class PerturbationDraws:
 
     def choice(self, key: str, default: Sequence[Any]) -> Any:
         """One of the card's options for `key` (or `default`), uniformly."""
-        options = list(self._get(key, default))
+        return self.pick(self.options(key, default))
+
+    def options(self, key: str, default: Sequence[Any]) -> list[Any]:
+        """The card's options for `key` (or `default`), without a draw."""
+        return list(self._get(key, default))
+
+    def pick(self, options: Sequence[Any]) -> Any:
+        """One of `options`, uniformly (one draw)."""
         return options[int(self.rng.integers(len(options)))]
 
     def unused_keys(self) -> list[str]:

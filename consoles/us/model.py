@@ -264,7 +264,7 @@ class USModel(ConsoleModelBase):
         self._require(self.dark_cause in DARK_CAUSES, f"unknown dark cause {self.dark_cause!r}")
         self.contact_fault = "none"
         if self.dark_cause == "contact":
-            self.contact_fault = str(draws.choice("contact_fault", CONTACT_FAULTS))
+            self.contact_fault = self._contact_fault(draws)
             self._require(self.contact_fault in CONTACT_FAULTS, f"unknown contact fault {self.contact_fault!r}")
             if self.contact_fault == "lifted":
                 pose["pressure"] = draws.uniform("lifted_pressure", (0.0, 0.08))
@@ -311,6 +311,20 @@ class USModel(ConsoleModelBase):
         options = list(options)
         self._require(len(options) > 0, f"{key}: no options to draw from")
         return cohort_balanced_choice(self.task_id, str(self.subject.id), self.seed, key, options)
+
+    def _contact_fault(self, draws: Any) -> str:
+        """The contact fault of a dark image whose cause is contact. With a cohort-balanced cause, its kind
+        (gel missing | the probe held too lightly) is balanced too, nested under the cause
+        (consoles.common.balance, period = the number of causes), so neither "apply gel" nor "press the
+        probe" is the remedy in more than a quarter of the slots; which gel fault (one side or all) is drawn."""
+        options = [str(f) for f in draws.options("contact_fault", CONTACT_FAULTS)]
+        kinds = {"pressure": [f for f in options if f == "lifted"], "gel": [f for f in options if f != "lifted"]}
+        kinds = {k: v for k, v in kinds.items() if v}
+        if draws.has("dark_cause") and len(kinds) == 2:
+            kind = cohort_balanced_choice(self.task_id, str(self.subject.id), self.seed, "contact_kind",
+                                          ["gel", "pressure"], period=len(draws.perturbations["dark_cause"]))
+            options = kinds[kind]
+        return str(draws.pick(options))
 
     @staticmethod
     def _balanced_in(task_id: str, subject_id: str, seed: int, key: str, options: Sequence[Any]) -> Any:

@@ -9,7 +9,11 @@ seeds. Two such agents are played here against every card, on the pure console m
   positions, typed text), so replaying them is what replaying the dev episode's clicks and keystrokes does.
   An operation the console refuses is skipped, as a click the console ignores would be.
 - the constant answer: the same script with every typed number replaced by the cohort median of what the
-  reference typed there (the best single value a policy that never reads the screen could learn).
+  reference typed there (the best single value a policy that never reads the screen could learn). The
+  median is over the whole cohort (s01..s30 x seeds 0-2), as issue 21 defines it, not over the sample the
+  policy is then tried on (a median fitted to 16 episodes and scored on the same 16 lands on a cluster of
+  them by construction). The conformance test reads it from tasks/cohort_medians.json, which
+  `medimageos tasks medians --write` makes and `make sweep` checks (`--check`).
 
 `answers` reads the reference's correct answer of an episode (range edges, plane pose, typed values) as
 named scalars with the oracle's tolerance for each, through the modality registry's ``answers`` hook;
@@ -18,10 +22,12 @@ named scalars with the oracle's tolerance for each, through the modality registr
 from __future__ import annotations
 
 import importlib
+import json
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
 
 from consoles.common.clock import SimClock
 from consoles.common.model_base import ConsoleActionError
@@ -42,6 +48,8 @@ DEV = ("dev", 0)
 SAMPLE_PAIRS: tuple[tuple[str, int], ...] = (
     ("s01", 1), ("s02", 2), ("s05", 1), ("s06", 2), ("s09", 0), ("s10", 0), ("s13", 0), ("s14", 1),
     ("s17", 0), ("s18", 1), ("s21", 2), ("s22", 2), ("s25", 1), ("s26", 1), ("s29", 2), ("s30", 0))
+COHORT_PAIRS: tuple[tuple[str, int], ...] = tuple((f"s{i:02d}", k) for i in range(1, 31) for k in range(3))
+COHORT_MEDIANS_FILE = Path(__file__).resolve().parents[2] / "tasks" / "cohort_medians.json"
 MAX_FIXED_PASS_RATE = 0.10  # L3-L6 tasks: share of sample episodes a replayed dev script may pass
 MAX_JUDGEMENT_PASS_RATE = 0.50  # two-way judgements (L2, binary causes): a coin's share
 
@@ -101,32 +109,72 @@ def _typed_slot(op: Op) -> str:
 TYPED_OPS = ("set_range", "set_table_height", "set_param", "set_pose", "set_monitor_z", "set_roi")
 
 
-def constant_answer_script(dev_ops: Sequence[Op], runs: Iterable[HeadlessRun]) -> list[Op] | None:
-    """The dev script with each typed number replaced by the median the reference typed in that slot (the
-    last value per slot in each run); None when the script types no number."""
-    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+def typed_medians(runs: Iterable[HeadlessRun]) -> dict[str, float]:
+    """Per typing slot ('<operation>.<its other arguments>|<argument>'), the median of what the reference
+    typed there over `runs` (the last value per slot in each run)."""
+    values: dict[str, list[float]] = defaultdict(list)
     for run in runs:
-        last: dict[tuple[str, str], float] = {}
+        last: dict[str, float] = {}
         for op in run.ops:
             if op.name in TYPED_OPS:
                 for k, v in op.args.items():
                     if isinstance(v, (int, float)) and not isinstance(v, bool):
-                        last[(_typed_slot(op), k)] = float(v)
+                        last[f"{_typed_slot(op)}|{k}"] = float(v)
         for slot, v in last.items():
             values[slot].append(v)
+    return {slot: round(statistics.median(vs), 1) for slot, vs in sorted(values.items())}
+
+
+def constant_answer_script(dev_ops: Sequence[Op], medians: Mapping[str, float]) -> list[Op] | None:
+    """The dev script with each typed number replaced by its slot's median (`typed_medians`); None when the
+    script types no number that has one."""
     out, changed = [], False
     for op in dev_ops:
         if op.name in TYPED_OPS:
             args = dict(op.args)
             for k, v in op.args.items():
-                key = (_typed_slot(op), k)
-                if key in values and isinstance(v, (int, float)) and not isinstance(v, bool):
-                    args[k] = round(statistics.median(values[key]), 1)
+                key = f"{_typed_slot(op)}|{k}"
+                if key in medians and isinstance(v, (int, float)) and not isinstance(v, bool):
+                    args[k] = medians[key]
                     changed = True
             out.append(Op(op.name, args))
         else:
             out.append(op)
     return out if changed else None
+
+
+class StaleMedians(RuntimeError):
+    """tasks/cohort_medians.json has no entry for a card, or one made from another card or generator."""
+
+
+def _medians_stamp(card: TaskCard) -> dict[str, str]:
+    from rendering.subjects import GENERATOR_VERSION
+
+    return {"card_version": card.version, "generator": GENERATOR_VERSION}
+
+
+def cohort_medians_entry(card: TaskCard, runs: Iterable[HeadlessRun]) -> dict[str, Any]:
+    """What tasks/cohort_medians.json holds for a card: its typed medians over `runs` (the cohort's
+    reference runs) and the card and generator versions they were made from."""
+    return {**_medians_stamp(card), "medians": typed_medians(runs)}
+
+
+def load_cohort_medians(card: TaskCard, path: Path = COHORT_MEDIANS_FILE) -> dict[str, float]:
+    """The card's cohort medians as shipped; StaleMedians (naming the fix) when missing or out of date."""
+    fix = "run `medimageos tasks medians --write` (the headless reference over s01..s30 x seeds 0-2)"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise StaleMedians(f"{path} is missing: {fix}") from exc
+    entry = data.get(card.id)
+    if entry is None:
+        raise StaleMedians(f"{path} has no entry for {card.id}: {fix}")
+    want = _medians_stamp(card)
+    got = {k: entry.get(k) for k in want}
+    if got != want:
+        raise StaleMedians(f"{path}: {card.id}'s medians were made from {got}, the card and generator are now "
+                           f"{want}: {fix}")
+    return {k: float(v) for k, v in entry["medians"].items()}
 
 
 def answers(card: TaskCard, run: HeadlessRun) -> dict[str, Answer]:
@@ -218,13 +266,17 @@ class ShortcutResult:
 
 def shortcut_result(card: TaskCard, pairs: Sequence[tuple[str, int]] = SAMPLE_PAIRS,
                     reference_runs: dict[tuple[str, int], HeadlessRun] | None = None,
-                    dev_run: HeadlessRun | None = None) -> ShortcutResult:
+                    dev_run: HeadlessRun | None = None, medians: Mapping[str, float] | None = None) -> ShortcutResult:
     """Replay dev's reference script, and its constant-answer version, on `pairs`; which of them PASS.
-    `reference_runs` and `dev_run`, when the caller has them, are the reference runs of those episodes."""
+    `reference_runs` and `dev_run`, when the caller has them, are the reference runs of those episodes;
+    `medians` the typed values of the constant answer (default: the medians over `reference_runs`, the cohort's
+    when `pairs` is the cohort)."""
     with memo.enabled():
         dev_ops = (dev_run or reference_run(card, *DEV)).ops
-        runs = reference_runs if reference_runs is not None else {p: reference_run(card, *p) for p in pairs}
-        const_ops = constant_answer_script(dev_ops, runs.values())
+        if medians is None:
+            runs = reference_runs if reference_runs is not None else {p: reference_run(card, *p) for p in pairs}
+            medians = typed_medians(runs.values())
+        const_ops = constant_answer_script(dev_ops, medians)
         fixed, const = [], None if const_ops is None else []
         for p in pairs:  # both scripts of one episode in a row: they start from the same images
             if replay(card, p[0], p[1], dev_ops).outcome == "PASS":

@@ -343,6 +343,20 @@ def test_the_dark_cause_follows_the_shared_cohort_rule(rt):
     assert causes[subject_index(rt.id) % 2] == "contact"  # the seed with (index + seed) even
 
 
+def test_under_a_contact_cause_the_faults_kind_is_balanced_too(rt):
+    """The contact fault's kind (gel | the probe held too lightly) cycles under the cause, so over any four
+    consecutive seeds each remedy (apply gel, press the probe, raise the gain) is right in a quarter, a
+    half and a quarter of them: a fixed "apply gel" script is no coin toss."""
+    pert = {"dark_cause": ["contact", "gain"]}
+    ms = [USModel(rt, "us_test", s, {}, pert, out_shape=(32, 32)) for s in range(8)]
+    kinds = [("gain" if m.dark_cause == "gain" else "pressure" if m.contact_fault == "lifted" else "gel") for m in ms]
+    for block in (kinds[0:4], kinds[4:8]):
+        assert sorted(block) == ["gain", "gain", "gel", "pressure"], kinds
+    only_gel = [USModel(rt, "us_test", s, {}, {**pert, "contact_fault": ["no_gel_left"]}, out_shape=(32, 32))
+                for s in range(4)]
+    assert {m.contact_fault for m in only_gel if m.dark_cause == "contact"} == {"no_gel_left"}  # the card's list
+
+
 def test_the_gain_band_can_follow_the_pots_band(rt):
     """gain_band_follows: the start gain is low where the pots were left pulled down, high where pushed up
     (the start's errors add up), instead of its own balanced draw."""

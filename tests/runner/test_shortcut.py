@@ -1,13 +1,16 @@
 """The shortcut policies' machinery on hand-made inputs (no subjects, no display)."""
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
 from runner.agents.reference.common import Op
 from runner.headless.drive import HeadlessRun
-from runner.headless.shortcut import Answer, SAMPLE_PAIRS, constant_answer_script, is_judgement, spread
+from tasks.card import all_cards
+from runner.headless.shortcut import (SAMPLE_PAIRS, Answer, StaleMedians, constant_answer_script, is_judgement,
+                                      load_cohort_medians, spread, typed_medians)
 
 
 def test_sample_pairs_cover_both_sexes_and_every_seed() -> None:
@@ -70,13 +73,42 @@ def test_constant_answer_types_the_median_of_each_slot_and_keeps_other_ops() -> 
            Op("set_range", {"edge": "end", "value": 300.0}), Op("scan", {})]
     runs = [_run(Op("set_range", {"edge": "start", "value": v}), Op("set_range", {"edge": "end", "value": e}))
             for v, e in ((0.0, 250.0), (40.0, 260.0), (100.0, 400.0))]
-    out = constant_answer_script(dev, runs)
+    medians = typed_medians(runs)
+    assert medians == {"set_range.edge=end|value": 260.0, "set_range.edge=start|value": 40.0}
+    out = constant_answer_script(dev, medians)
     assert [o.name for o in out] == [o.name for o in dev]
     assert out[1].args == {"edge": "start", "value": 40.0} and out[2].args == {"edge": "end", "value": 260.0}
 
 
 def test_constant_answer_is_none_for_a_script_that_types_nothing() -> None:
-    assert constant_answer_script([Op("load_protocol", {}), Op("scan", {})], [_run(Op("scan", {}))]) is None
+    assert constant_answer_script([Op("load_protocol", {}), Op("scan", {})], typed_medians([_run(Op("scan", {}))])) is None
+
+
+def test_shipped_cohort_medians_are_refused_when_missing_or_made_from_another_card(tmp_path) -> None:
+    """A card whose medians are absent, or were made from another card version or generator, fails with the
+    command that makes them again; a current entry loads."""
+    from rendering.subjects import GENERATOR_VERSION
+    from tasks.card import load_card
+
+    card = load_card("ct_lung_coverage_isocenter")
+    path = tmp_path / "cohort_medians.json"
+    with pytest.raises(StaleMedians, match="is missing: run `medimageos tasks medians --write`"):
+        load_cohort_medians(card, path)
+    path.write_text(json.dumps({}))
+    with pytest.raises(StaleMedians, match="no entry for ct_lung_coverage_isocenter"):
+        load_cohort_medians(card, path)
+    entry = {"card_version": card.version, "generator": GENERATOR_VERSION, "medians": {"set_range.edge=start|value": 1}}
+    path.write_text(json.dumps({card.id: {**entry, "card_version": "0.0.1"}}))
+    with pytest.raises(StaleMedians, match="made from .*0.0.1"):
+        load_cohort_medians(card, path)
+    path.write_text(json.dumps({card.id: entry}))
+    assert load_cohort_medians(card, path) == {"set_range.edge=start|value": 1.0}
+
+
+@pytest.mark.parametrize("card", [c for c in all_cards() if c.level >= 2], ids=lambda c: c.id)
+def test_every_detector_card_has_current_cohort_medians(card) -> None:
+    """The shipped file holds every L2+ card, made from its current version and generator."""
+    load_cohort_medians(card)
 
 
 def test_spread_command_names_a_selection_without_l2_tasks(capsys) -> None:
