@@ -10,25 +10,23 @@ import json
 
 import pytest
 
+from tests.consoles.layout_change_probe import START_LAYOUT, TOURS, layout_changes
 from tests.consoles.probe_process import run_probe
 
 pytestmark = pytest.mark.display
+ALL_CHANGES = {(a, b) for a in ("1x1", "1x2", "2x2") for b in ("1x1", "1x2", "2x2") if a != b}
+
+
+_CACHE: dict[str, list[dict]] = {}
 
 
 def _steps(display, tmp_path_factory, script: str) -> list[dict]:
-    out = run_probe(display, "layout_change_probe", tmp_path_factory.mktemp(script), "--script", script,
-                    timeout_s=600.0)
-    return json.loads((out / "steps.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def issue_steps(display, tmp_path_factory):
-    return _steps(display, tmp_path_factory, "issue24")
-
-
-@pytest.fixture(scope="module")
-def tour_steps(display, tmp_path_factory):
-    return _steps(display, tmp_path_factory, "tour")
+    """The probe's steps of `script`, run once per worker process (several tests read one script)."""
+    if script not in _CACHE:
+        out = run_probe(display, "layout_change_probe", tmp_path_factory.mktemp(script), "--script", script,
+                        timeout_s=110.0)
+        _CACHE[script] = json.loads((out / "steps.json").read_text())
+    return _CACHE[script]
 
 
 def _stale(steps: list[dict]) -> list[str]:
@@ -36,19 +34,26 @@ def _stale(steps: list[dict]) -> list[str]:
             if not s["sequence"] == s["checked"] == s["full_redraw"] == s["fresh"]]
 
 
-def test_the_issue_sequence_shows_no_stale_pixels(issue_steps):
-    assert [s["layout"] for s in issue_steps][-1] == "2x2"
-    assert _stale(issue_steps) == [], "frames differing from a full redraw or a fresh console (PNGs in the probe's out)"
+def test_the_issue_sequence_shows_no_stale_pixels(display, tmp_path_factory):
+    steps = _steps(display, tmp_path_factory, "issue24")
+    assert [s["layout"] for s in steps][-1] == "2x2"
+    assert _stale(steps) == [], "frames differing from a full redraw or a fresh console (PNGs in the probe's out)"
 
 
-def test_every_layout_change_in_every_order_shows_what_is_there(tour_steps):
-    layouts = ["2x2"] + [s["layout"] for s in tour_steps]
-    changes = {(a, b) for a, b in zip(layouts, layouts[1:]) if a != b}
-    assert changes == {(a, b) for a in ("1x1", "1x2", "2x2") for b in ("1x1", "1x2", "2x2") if a != b}
-    assert _stale(tour_steps) == [], "frames differing from a full redraw or a fresh console"
+@pytest.mark.parametrize("tour", sorted(TOURS))
+def test_every_layout_change_of_a_tour_shows_what_is_there(display, tmp_path_factory, tour):
+    steps = _steps(display, tmp_path_factory, tour)
+    layouts = [START_LAYOUT] + [s["layout"] for s in steps]
+    assert {(a, b) for a, b in zip(layouts, layouts[1:]) if a != b} == layout_changes(TOURS[tour])
+    assert _stale(steps) == [], "frames differing from a full redraw or a fresh console"
 
 
-def test_every_step_changes_the_viewer(tour_steps, issue_steps):
+@pytest.mark.parametrize("script", ["issue24", *sorted(TOURS)])
+def test_every_step_changes_the_viewer(display, tmp_path_factory, script):
     # otherwise equal frames would prove nothing
-    for steps in (tour_steps, issue_steps):
-        assert [s["name"] for s in steps if s["sequence"] == s["previous"]] == []
+    steps = _steps(display, tmp_path_factory, script)
+    assert [s["name"] for s in steps if s["sequence"] == s["previous"]] == []
+
+
+def test_the_tours_together_make_every_layout_change_in_every_order():
+    assert set().union(*(layout_changes(t) for t in TOURS.values())) == ALL_CHANGES
