@@ -438,7 +438,7 @@ def _class_slice(subject: Any, grid: ResliceGrid, thickness_mm: float, field_t: 
 # An episode forms its T1 and T2 maps (and re-acquisitions) on one slice, and the oracle re-forms them:
 # the class weights of a slice are reused, keyed by the slice's exact geometry (bytes of its floats).
 _class_slices: "OrderedDict[tuple, tuple[np.ndarray, _ClassSlice]]" = OrderedDict()
-CLASS_SLICE_CACHE_SIZE = 8  # ~6 MB each at 192 x 192
+CLASS_SLICE_CACHE_SIZE = 4  # ~4 MB each at 192 x 192 (25 classes)
 
 
 def _class_slice_cached(subject: Any, grid: ResliceGrid, thickness_mm: float, field_t: float) -> _ClassSlice:
