@@ -146,10 +146,11 @@ def _unit(a: Any) -> np.ndarray:
     return a / n
 
 
-def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def cross3(a: Any, b: Any) -> np.ndarray:
     """np.cross of two float64 3-vectors, bit for bit (the same products, then the same differences),
     without np.cross's ~40 us of per-call overhead: plane normals are asked for tens of thousands of times
     per episode sweep. Anything else goes to np.cross."""
+    a, b = np.asarray(a), np.asarray(b)
     if a.shape == b.shape == (3,) and a.dtype == b.dtype == np.float64:
         a0, a1, a2 = a.tolist()
         b0, b1, b2 = b.tolist()
