@@ -237,7 +237,9 @@ def signal_volume(subject: Any, seq: SequenceParams, field_t: float = 1.5, shadi
         if hit is not None and hit[0] is labels:
             _volumes.move_to_end(key)
             return hit[1]
-    vol = np.take(lut, labels)  # one gather over the label volume: cheaper than any per-label loop
+    # one gather over the label volume: cheaper than any per-label loop. Indexing, not np.take: take
+    # first casts the uint8 labels to a full-volume intp array (several times slower, same values)
+    vol = lut[labels]
     if shading:
         np.multiply(vol, coil_shading(subject), out=vol)
     vol.setflags(write=False)
@@ -279,7 +281,10 @@ def _support_blocks(volume: np.ndarray, radius: int) -> np.ndarray:
     nz = volume != 0
     pads = [(0, (-n) % b) for n in nz.shape]
     nz = np.pad(nz, pads)
-    occ = nz.reshape(nz.shape[0] // b, b, nz.shape[1] // b, b, nz.shape[2] // b, b).any(axis=(1, 3, 5))
+    blocks = nz.reshape(nz.shape[0] // b, b, nz.shape[1] // b, b, nz.shape[2] // b, b)
+    # the same OR as .any(axis=(1, 3, 5)), one axis at a time from the outermost: each step reduces whole
+    # contiguous runs (about 5x faster than numpy's strided multi-axis reduction)
+    occ = blocks.max(axis=1).max(axis=2).max(axis=3)
     occ = np.pad(occ, radius)
     if radius > 0:
         occ = ndimage.maximum_filter(occ, size=2 * radius + 1, mode="constant", cval=False)

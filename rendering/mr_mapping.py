@@ -360,7 +360,7 @@ def _simulate(events: list[tuple[float, str, float]], ro: Readout, t1: np.ndarra
 @dataclass(frozen=True, eq=False)
 class _ClassSlice:
     """Partial-volume weights of a slice: W (pixels, classes), the class T1/T2/PD, heart and lung
-    fractions and the coil shading per pixel."""
+    fractions and the coil shading per pixel; `present`: the classes with weight in some pixel."""
 
     weights: np.ndarray
     t1: np.ndarray
@@ -369,6 +369,7 @@ class _ClassSlice:
     heart: np.ndarray
     lung: np.ndarray
     shading: np.ndarray
+    present: np.ndarray
 
 
 def _label_classes(subject: Any, field_t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -398,33 +399,69 @@ def _class_slice(subject: Any, grid: ResliceGrid, thickness_mm: float, field_t: 
     fl = np.floor(coords)
     fr = coords - fl
     fl = fl.astype(np.int64)
+    # per axis and corner offset d (0, 1): the tent weight and whether the corner lies in the volume
+    tent = [(1.0 - fr[a], fr[a]) for a in range(3)]
+    ok = [tuple((fl[a] + d >= 0) & (fl[a] + d < shape[a]) for d in (0, 1)) for a in range(3)]
+    n_s = fl[0].size  # samples per corner
     pix_nc = (np.broadcast_to(np.arange(npix, dtype=np.int64), coords.shape[1:]) * nc).ravel()
     flat_labels = labels.reshape(-1)
-    w_all, idx_all = [], []
+    # the 8 corners' (bin, weight) in the order (dz, dy, dx), as one bincount sums them
+    w_all = np.empty(8 * n_s)
+    idx_all = np.empty(8 * n_s, np.int64)
+    corner = 0
     for dz in (0, 1):
-        wz = fr[0] if dz else 1.0 - fr[0]
-        kz = fl[0] + dz
-        okz = (kz >= 0) & (kz < shape[0])
+        wz, okz = tent[0][dz], ok[0][dz]
+        zrow = (fl[0] + dz) * shape[1]
         for dy in (0, 1):
-            wzy = wz * (fr[1] if dy else 1.0 - fr[1])
-            ky = fl[1] + dy
-            okzy = okz & (ky >= 0) & (ky < shape[1])
+            wzy = wz * tent[1][dy]
+            okzy = okz & ok[1][dy]
+            zyrow = (zrow + (fl[1] + dy)) * shape[2]
             for dx in (0, 1):
-                kx = fl[2] + dx
-                inside = okzy & (kx >= 0) & (kx < shape[2])
-                flat = (kz * shape[1] + ky) * shape[2] + kx
+                inside = okzy & ok[2][dx]
+                flat = zyrow + (fl[2] + dx)
                 lab = np.where(inside, flat_labels.take(flat, mode="clip"), 0)
-                w = wzy * (fr[2] if dx else 1.0 - fr[2])
-                w_all.append(np.where(inside, w, 0.0).ravel())
-                idx_all.append(pix_nc + cls_of_label[lab].ravel())
-    weights = np.bincount(np.concatenate(idx_all), np.concatenate(w_all), minlength=npix * nc)
+                part = slice(corner * n_s, (corner + 1) * n_s)
+                np.multiply(wzy, tent[2][dx], out=w_all[part].reshape(fl[0].shape))
+                w_all[part][~inside.ravel()] = 0.0
+                np.add(pix_nc, cls_of_label[lab].ravel(), out=idx_all[part])
+                corner += 1
+    weights = np.bincount(idx_all, w_all, minlength=npix * nc)
     weights = (weights.reshape(npix, nc) / len(offs)).astype(np.float32)
     # coil shading is smooth: take it at the centre-plane voxel of each pixel
     sh = coil_shading(subject)[:, :, 0]
     kz = np.clip(np.rint(base[0]).astype(np.int64), 0, sh.shape[0] - 1)
     ky = np.clip(np.rint(base[1]).astype(np.int64), 0, sh.shape[1] - 1)
     return _ClassSlice(weights, t1, t2, pd, weights[:, heart].sum(axis=1), weights[:, lung].sum(axis=1),
-                       sh[kz, ky].astype(np.float32))
+                       sh[kz, ky].astype(np.float32), np.any(weights != 0, axis=0))
+
+
+# An episode forms its T1 and T2 maps (and re-acquisitions) on one slice, and the oracle re-forms them:
+# the class weights of a slice are reused, keyed by the slice's exact geometry (bytes of its floats).
+_class_slices: "OrderedDict[tuple, tuple[np.ndarray, _ClassSlice]]" = OrderedDict()
+CLASS_SLICE_CACHE_SIZE = 4  # ~4 MB each at 192 x 192 (25 classes)
+
+
+def _class_slice_cached(subject: Any, grid: ResliceGrid, thickness_mm: float, field_t: float) -> _ClassSlice:
+    """_class_slice, reused for the same label volume, tissue table, slice geometry and field (read-only)."""
+    labels = subject.labels
+    pose = grid.pose
+    key = (id(labels), id(subject.tissues), np.asarray(subject.origin_mm, float).tobytes(),
+           np.asarray(subject.spacing_mm, float).tobytes(), pose.centre.tobytes(), pose.u.tobytes(),
+           pose.v.tobytes(), tuple(grid.shape), tuple(float(x) for x in grid.pixel_mm), float(thickness_mm),
+           float(field_t))
+    with _cache_lock:
+        hit = _class_slices.get(key)
+        if hit is not None and hit[0] is labels:
+            _class_slices.move_to_end(key)
+            return hit[1]
+    cs = _class_slice(subject, grid, thickness_mm, field_t)
+    for a in (cs.weights, cs.t1, cs.t2, cs.pd, cs.heart, cs.lung, cs.shading, cs.present):
+        a.setflags(write=False)
+    with _cache_lock:
+        _class_slices[key] = (labels, cs)
+        while len(_class_slices) > CLASS_SLICE_CACHE_SIZE:
+            _class_slices.popitem(last=False)
+    return cs
 
 
 # ---- off-resonance --------------------------------------------------------------------------------------
@@ -520,7 +557,11 @@ def roi_stats(map_ms: np.ndarray, mask: np.ndarray, fit_ok: np.ndarray | None = 
 # Caches of the Bloch results (per protocol, timing and tissue set) and of the calibrated relaxation
 # times; a console may acquire from a worker thread, so they are guarded like mr_image's caches.
 _cache_lock = threading.Lock()
-_sim_cache: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+_sim_cache: "OrderedDict[tuple, tuple[np.ndarray, np.ndarray]]" = OrderedDict()  # -> (signals, simulated)
+# One shortcut-detector card check meets ~40 protocol timings (17 subjects' heart rates x T1 / T2 x
+# staged and re-planned rows, each also re-formed by the oracle); 16 entries evicted a third of them
+# before their reuse. An entry is (images, classes, bins) float32, ~0.2 MB.
+SIM_CACHE_SIZE = 64
 
 
 def _bin_phases() -> np.ndarray:
@@ -615,34 +656,55 @@ def true_relaxation(t1_table: np.ndarray, t2_table: np.ndarray, iterations: int 
     return t1, t2
 
 
+def _simulate_classes(events: list[tuple[float, str, float]], ro: Readout, t1_true: np.ndarray,
+                      t2_true: np.ndarray, n_img: int) -> np.ndarray:
+    """(images, len(t1_true), bins) float32 |Mxy| per unit PD of these classes over the off-resonance bins.
+    Every isochromat evolves on its own, so a subset of classes gives bit for bit the rows a simulation of
+    all of them gives (checked in tests/rendering/test_mr_mapping.py)."""
+    kk = len(t1_true)
+    T1 = np.repeat(t1_true, N_OFFRES_BINS)
+    T2 = np.repeat(t2_true, N_OFFRES_BINS)
+    ph = np.tile(_bin_phases(), kk)
+    # bSSFP with alternating +-alpha: on resonance is phi = 0; banding at phi = pi (physics.md)
+    sig = _simulate(events, ro, T1, T2, ph).reshape(n_img, kk, N_OFFRES_BINS)
+    # intravoxel spread of the off-resonance (over a pixel and the slice thickness) averages the
+    # transient's fast oscillation with phi: a periodic Gaussian along the bins
+    from scipy import ndimage
+    sig = ndimage.gaussian_filter1d(sig, INTRAVOXEL_PHI_RAD / (4.0 * np.pi / N_OFFRES_BINS), axis=2, mode="wrap")
+    return sig.astype(np.float32)
+
+
 def _class_signals(kind: str, scheme: Any, ro: Readout, cycle: float, offset: float, t1: np.ndarray,
-                   t2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(images, classes, bins) |Mxy| per unit PD, effective times, shot starts (cached)."""
+                   t2: np.ndarray, present: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(images, classes, bins) |Mxy| per unit PD, effective times, shot starts (cached, read-only).
+
+    Only the classes in `present` (bool per class; None: all) are simulated: a slice holds about half of
+    the tissue classes, and a class it does not hold has weight 0 in every pixel, so the row it gets (0
+    until a slice that holds it asks) never reaches an image. The cache entry of a protocol timing
+    collects the classes its slices have asked for."""
     events, eff, starts = _timeline(kind, scheme, ro, cycle, offset)
     key = (kind, scheme, ro, round(cycle, 6), round(offset, 6), t1.tobytes(), t2.tobytes())
+    want = np.ones(len(t1), bool) if present is None else np.asarray(present, bool)
     with _cache_lock:
         hit = _sim_cache.get(key)
-    if hit is None:
-        phis = _bin_phases()
-        kk = len(t1)
-        t1_true, t2_true = true_relaxation(t1, t2)
-        T1 = np.repeat(t1_true, N_OFFRES_BINS)
-        T2 = np.repeat(t2_true, N_OFFRES_BINS)
-        ph = np.tile(phis, kk)
-        # bSSFP with alternating +-alpha: on resonance is phi = 0; banding at phi = pi (physics.md)
-        sig = _simulate(events, ro, T1, T2, ph).reshape(len(starts), kk, N_OFFRES_BINS)
-        # intravoxel spread of the off-resonance (over a pixel and the slice thickness) averages the
-        # transient's fast oscillation with phi: a periodic Gaussian along the bins
-        from scipy import ndimage
-        sig = ndimage.gaussian_filter1d(sig, INTRAVOXEL_PHI_RAD / (4.0 * np.pi / N_OFFRES_BINS), axis=2,
-                                        mode="wrap")
-        hit = sig.astype(np.float32)
-        hit.setflags(write=False)
-        with _cache_lock:
-            _sim_cache[key] = hit
-            while len(_sim_cache) > 16:
-                _sim_cache.popitem(last=False)
-    return hit, eff, starts
+        if hit is not None:
+            _sim_cache.move_to_end(key)
+    if hit is not None and not np.any(want & ~hit[1]):
+        return hit[0], eff, starts
+    done = np.zeros(len(t1), bool) if hit is None else hit[1]
+    todo = np.flatnonzero(want & ~done)
+    t1_true, t2_true = true_relaxation(t1, t2)
+    sig = np.zeros((len(starts), len(t1), N_OFFRES_BINS), np.float32) if hit is None else hit[0].copy()
+    sig[:, todo] = _simulate_classes(events, ro, t1_true[todo], t2_true[todo], len(starts))
+    done = done.copy()
+    done[todo] = True
+    sig.setflags(write=False)
+    done.setflags(write=False)
+    with _cache_lock:
+        _sim_cache[key] = (sig, done)
+        while len(_sim_cache) > SIM_CACHE_SIZE:
+            _sim_cache.popitem(last=False)
+    return sig, eff, starts
 
 
 def _motion_fields(rows: int, shot_phase: np.ndarray, ro: Readout, rr: float) -> np.ndarray:
@@ -699,7 +761,12 @@ MOTION_LEVELS = 12  # excursions are quantised to this many warps per image (k-s
 
 def _apply_motion(img: np.ndarray, motion: _HeartMotion, excursion_rows: np.ndarray) -> np.ndarray:
     """k-space line mixing: each phase-encoding row (axis 0, fft order) comes from the image warped to
-    the heart's excursion at the time that row was acquired. Returns the magnitude image."""
+    the heart's excursion at the time that row was acquired. Returns the magnitude image.
+
+    Bit for bit the full-image form (warp every pixel, fft2 every warp), with less work: a pixel the field
+    does not move samples itself at an integer position (the warp returns it unchanged), so only moving
+    pixels are interpolated; and fft2 is a row pass then a column pass, so rows without a moving pixel
+    keep the unwarped image's row transforms."""
     if not np.any(excursion_rows > 1e-6):
         return img
     from scipy import ndimage
@@ -707,16 +774,36 @@ def _apply_motion(img: np.ndarray, motion: _HeartMotion, excursion_rows: np.ndar
     rows, cols = img.shape
     level = np.rint(np.clip(excursion_rows, 0.0, 1.0) * MOTION_LEVELS).astype(int)
     k = np.zeros((rows, cols), np.complex128)
-    grid = np.mgrid[0:rows, 0:cols].astype(float)
+    moving = (motion.field[0] != 0.0) | (motion.field[1] != 0.0)
+    moving_rows = np.flatnonzero(moving.any(axis=1))
+    points = np.stack(np.nonzero(moving)).astype(float)  # (2, N): row, col of each moving pixel
+    shift = motion.field[:, moving]
+    row_ffts = np.fft.fft(img, axis=-1)  # fft2's first pass (axis -1), then axis -2 (numpy's order)
     for lv in np.unique(level):
         sel = level == lv
         if lv == 0:
-            warped = img
+            spectrum = np.fft.fft(row_ffts, axis=-2)
         else:
-            warped = ndimage.map_coordinates(img, grid + (lv / MOTION_LEVELS) * motion.field, order=1,
-                                             mode="nearest", prefilter=False)
-        k[sel] = np.fft.fft2(warped)[sel]
+            warped = img.copy()
+            warped[moving] = ndimage.map_coordinates(img, points + (lv / MOTION_LEVELS) * shift, order=1,
+                                                     mode="nearest", prefilter=False)
+            part = row_ffts.copy()
+            part[moving_rows] = np.fft.fft(warped[moving_rows], axis=-1)
+            spectrum = np.fft.fft(part, axis=-2)
+        k[sel] = spectrum[sel]
     return np.abs(np.fft.ifft2(k)).astype(np.float32)
+
+
+def _pixels_per_bin(bins: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(bin, ascending pixel indices in it) for every occupied bin, in ascending bin order: what
+    `np.flatnonzero(bins == b)` gives for each b of np.unique(bins), from one stable sort instead of a
+    full-image comparison per bin (a slice holds ~150 distinct bins)."""
+    order = np.argsort(bins, kind="stable")
+    sorted_bins = bins[order]
+    cuts = np.flatnonzero(sorted_bins[1:] != sorted_bins[:-1]) + 1
+    lo = np.concatenate([[0], cuts])
+    hi = np.concatenate([cuts, [len(bins)]])
+    return [(int(sorted_bins[a]), order[a:b]) for a, b in zip(lo.tolist(), hi.tolist())]
 
 
 def _acquire(kind: str, subject: Any, group: SliceGroup, scheme: Any, heart_rate_bpm: float, *, field_t: float,
@@ -730,18 +817,17 @@ def _acquire(kind: str, subject: Any, group: SliceGroup, scheme: Any, heart_rate
     rr = rr_ms(heart_rate_bpm)
     grid = group.grid(0)
     rows, cols = grid.shape
-    cs = _class_slice(subject, grid, group.thickness_mm, field_t)
+    cs = _class_slice_cached(subject, grid, group.thickness_mm, field_t)
     offset = readout_offset_ms(readout, trigger_delay_ms, acq_window_ms)
     cycle = rr if trigger != "none" else NOMINAL_CYCLE_MS
-    sig, eff, starts = _class_signals(kind, scheme, readout, cycle, offset, cs.t1, cs.t2)
+    sig, eff, starts = _class_signals(kind, scheme, readout, cycle, offset, cs.t1, cs.t2, cs.present)
     # off-resonance -> bin of the phase per TR
     df = b0_offresonance_hz(subject, grid, field_t, shim_box, cs.lung, centre_offset_hz).reshape(-1)
     bins = _phase_bins(2.0 * np.pi * df * readout.tr_ms * 1e-3)
     wpd = cs.weights * cs.pd[None, :].astype(np.float32)
     n_img = sig.shape[0]
     clean = np.zeros((rows * cols, n_img), np.float32)
-    for b in np.unique(bins):
-        sel = np.flatnonzero(bins == b)
+    for b, sel in _pixels_per_bin(bins):
         clean[sel] = np.einsum("pc,ic->pi", wpd[sel], sig[:, :, b])  # not BLAS: see _grid_best
     clean *= cs.shading[:, None]
     clean = clean.T.reshape(n_img, rows, cols)
@@ -869,11 +955,34 @@ _T1STAR_GRID = np.geomspace(30.0, 4000.0, 48)
 _T2_GRID = np.geomspace(5.0, 500.0, 48)
 
 
+# Fits of maps with the same source times (one protocol timing: the console's map and the oracle's
+# re-formed one, every subject at one heart rate) share their grid projectors: 48 QRs each.
+_projectors: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+
+
 # The fits work on (n, pixels) arrays: sums over the n images are then adds of contiguous rows, several
 # times faster than numpy's reductions over a short last axis.
+
+
 def _grid_projectors(t: np.ndarray, taus: np.ndarray, offset: bool) -> np.ndarray:
     """(G*q, n) orthonormal bases of span{1, exp(-t/tau)} (offset, q = 2) or span{exp(-t/tau)} (q = 1)
-    per grid tau, as rows."""
+    per grid tau, as rows (cached, read-only)."""
+    key = (t.dtype.str, t.tobytes(), taus.tobytes(), bool(offset))
+    with _cache_lock:
+        hit = _projectors.get(key)
+        if hit is not None:
+            _projectors.move_to_end(key)
+            return hit
+    out = _grid_projectors_uncached(t, taus, offset)
+    out.setflags(write=False)
+    with _cache_lock:
+        _projectors[key] = out
+        while len(_projectors) > 64:
+            _projectors.popitem(last=False)
+    return out
+
+
+def _grid_projectors_uncached(t: np.ndarray, taus: np.ndarray, offset: bool) -> np.ndarray:
     rows = []
     for tau in taus:
         e = np.exp(-t / tau)

@@ -84,6 +84,24 @@ STOP_FAULT_REASON = "RF amplifier fault"
 SHIM_GRIP_OFFSET_PX = 20.0  # the shim box's move grip, up-left of its centre (off the group's centre grip)
 
 
+def _valve_voxels(lab: np.ndarray, la_ids: Sequence[int], lv_ids: Sequence[int]) -> tuple[np.ndarray, ...]:
+    """(k, j, i) indices, in C order, of the LV blood voxels within a 2-voxel dilation of the left atrium.
+    The dilation runs on the atrium's bounding box grown by its reach (bit for bit what a whole-volume
+    dilation gives there, and nothing exists outside it), a few % of the volume."""
+    from scipy import ndimage
+
+    la = np.isin(lab, la_ids)
+    reach = 2  # iterations of the cross-shaped dilation
+    where = np.nonzero(la)
+    if where[0].size == 0:
+        return where
+    lo = [max(0, int(w.min()) - reach) for w in where]
+    hi = [min(n, int(w.max()) + reach + 1) for w, n in zip(where, lab.shape)]
+    box = tuple(slice(a, b) for a, b in zip(lo, hi))
+    valve = ndimage.binary_dilation(la[box], iterations=reach) & np.isin(lab[box], lv_ids)
+    return tuple(idx + off for idx, off in zip(np.nonzero(valve), lo))
+
+
 # ---- queue rows and series ---------------------------------------------------------------------------
 @dataclass
 class QueueRow:
@@ -639,15 +657,10 @@ class MRModel(mapping.MappingTools, ConsoleModelBase):
                 return np.stack([self.subject.world_x()[i], self.subject.world_y()[j], self.subject.world_z()[k]],
                                 axis=1)
 
-            from scipy import ndimage
-
             lv = points(("lv_myocardium", "lv_blood"))
-            lab = self.subject.labels
-            la = np.isin(lab, [k for k, n in names.items() if n == "la_blood"])
-            valve = ndimage.binary_dilation(la, iterations=2) & np.isin(
-                lab, [k for k, n in names.items() if n == "lv_blood"])  # LV blood touching the atrium
-            self._require(bool(valve.any()), "this subject's LV blood pool does not meet the left atrium")
-            k, j, i = np.nonzero(valve)
+            k, j, i = _valve_voxels(self.subject.labels, [k for k, n in names.items() if n == "la_blood"],
+                                    [k for k, n in names.items() if n == "lv_blood"])  # LV blood touching the atrium
+            self._require(bool(k.size), "this subject's LV blood pool does not meet the left atrium")
             base = np.array([self.subject.world_x()[i].mean(), self.subject.world_y()[j].mean(),
                              self.subject.world_z()[k].mean()])
             apex = lv[int(np.argmax(np.linalg.norm(lv - base, axis=1)))]

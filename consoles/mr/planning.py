@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rendering.geometry import PlanePose, plane_plane_line
+from rendering.geometry import PlanePose, cross3, plane_plane_line
 
 MIN_PROJECTION = 0.5
 ROTATE_OFFSET_PX = 28.0  # the rotation grip sits this far beyond the group's end
@@ -142,7 +142,7 @@ def _pivot_point(display: PlanePose, pose: PlanePose) -> np.ndarray:
 def _cut_direction(display: PlanePose, pose: PlanePose) -> np.ndarray:
     """Unit subject direction of the slices' lines on an edge-on display, signed towards the
     group's phase axis (else its read axis) so grips keep their places as the group turns."""
-    d = np.cross(pose.normal, display.normal)
+    d = cross3(pose.normal, display.normal)
     d = d / np.linalg.norm(d)
     ref = pose.v if abs(d @ pose.v) > 1e-6 else pose.u
     return d if d @ ref >= 0 else -d

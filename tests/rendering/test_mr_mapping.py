@@ -348,3 +348,64 @@ def test_septal_roi(ideal, oracles, sid):
     assert sept.sum() >= 40 and not (sept & ~ring).any() and sept.sum() < 0.6 * ring.sum()
     st = mm.roi_stats(t1s.map_ms, sept, t1s.fit_ok)
     assert abs(st.mean_ms / _table(orc)[0] - 1.0) < 0.05
+
+
+# ---- the speed-ups form the same bits (issue 22) ------------------------------------------------------------
+def test_bloch_simulation_of_a_class_subset_gives_the_same_rows(oracles):
+    """_class_signals simulates only the classes a slice holds: each isochromat evolves on its own, so a
+    subset's rows are bit for bit the full simulation's."""
+    rt = oracles["dev"].runtime
+    _, t1, t2, *_ = mm._label_classes(rt, 1.5)
+    t1_true, t2_true = mm.true_relaxation(t1, t2)
+    for kind, sch, ro in (("t1", mm.MOLLI_SCHEMES["4(1)3(1)2"], mm.MOLLI_READOUT),
+                          ("t2", mm.T2_SCHEMES["t2prep_0_25_55"], mm.T2PREP_READOUT)):
+        events, _, starts = mm._timeline(kind, sch, ro, 800.0, 300.0)
+        full = mm._simulate_classes(events, ro, t1_true, t2_true, len(starts))
+        assert np.isfinite(full).all()  # a class a slice lacks gets row 0: weight 0 times any finite row is 0
+        sub = np.flatnonzero(np.arange(len(t1)) % 3 != 1)
+        part = mm._simulate_classes(events, ro, t1_true[sub], t2_true[sub], len(starts))
+        assert part.tobytes() == full[:, sub].tobytes()
+
+
+def _apply_motion_full(img, motion, excursion_rows):
+    """The line mixing as first written: every pixel warped, fft2 of every warp."""
+    from scipy import ndimage
+
+    if not np.any(excursion_rows > 1e-6):
+        return img
+    rows, cols = img.shape
+    level = np.rint(np.clip(excursion_rows, 0.0, 1.0) * mm.MOTION_LEVELS).astype(int)
+    k = np.zeros((rows, cols), np.complex128)
+    grid = np.mgrid[0:rows, 0:cols].astype(float)
+    for lv in np.unique(level):
+        warped = img if lv == 0 else ndimage.map_coordinates(img, grid + (lv / mm.MOTION_LEVELS) * motion.field,
+                                                             order=1, mode="nearest", prefilter=False)
+        k[level == lv] = np.fft.fft2(warped)[level == lv]
+    return np.abs(np.fft.ifft2(k)).astype(np.float32)
+
+
+def test_motion_shortcuts_give_the_full_warps_bits(oracles, monkeypatch):
+    """_apply_motion warps only moving pixels and keeps unmoved rows' transforms: the same bytes."""
+    seen = []
+    real = mm._apply_motion
+
+    def spy(img, motion, exc):
+        out = real(img, motion, exc)
+        seen.append(out.tobytes() == _apply_motion_full(img, motion, exc).tobytes())
+        return out
+
+    monkeypatch.setattr(mm, "_apply_motion", spy)
+    orc = oracles["dev"]
+    mm.acquire_t1_map(orc.runtime, _sax_group(orc), "5(3)3", 75.0, trigger="none", seed=2)
+    mm.acquire_t2_map(orc.runtime, _sax_group(orc), heart_rate_bpm=60.0, trigger_delay_ms=300.0, seed=2)
+    assert seen and all(seen)
+
+
+def test_class_slice_cache_returns_the_same_read_only_weights(oracles):
+    rt = oracles["s03"].runtime
+    grid = _sax_group(oracles["s03"]).grid(0)
+    a = mm._class_slice_cached(rt, grid, 8.0, 1.5)
+    assert mm._class_slice_cached(rt, grid, 8.0, 1.5) is a and not a.weights.flags.writeable
+    b = mm._class_slice(rt, grid, 8.0, 1.5)
+    assert a.weights.tobytes() == b.weights.tobytes() and a.present.tolist() == b.present.tolist()
+    assert mm._class_slice_cached(rt, grid, 6.0, 1.5) is not a

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from rendering.geometry import cross3
 from runner.agents.reference.common import Op
 from scoring.registry.mr import KIDNEYS, VIEW_PROTOCOL
 
@@ -47,7 +48,7 @@ def _unit(a: Any) -> np.ndarray:
 def rot(vec: np.ndarray, axis: np.ndarray, deg: float) -> np.ndarray:
     """Rodrigues: `vec` turned right-handed about unit `axis` by `deg`."""
     t = math.radians(deg)
-    return vec * math.cos(t) + np.cross(axis, vec) * math.sin(t) + axis * (axis @ vec) * (1.0 - math.cos(t))
+    return vec * math.cos(t) + cross3(axis, vec) * math.sin(t) + axis * (axis @ vec) * (1.0 - math.cos(t))
 
 
 def angle_between(a: Any, b: Any) -> float:
@@ -61,7 +62,7 @@ def two_turns(n: np.ndarray, t: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> t
     best = None
     for tt in (t, -t):
         a_ = n @ k2 - (k1 @ n) * (k1 @ k2)
-        b_ = np.cross(k1, n) @ k2
+        b_ = cross3(k1, n) @ k2
         c_ = tt @ k2 - (k1 @ n) * (k1 @ k2)
         r = math.hypot(a_, b_)
         if r < 1e-9:
@@ -80,7 +81,7 @@ def two_turns(n: np.ndarray, t: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> t
             if np.linalg.norm(p) < 1e-9 or np.linalg.norm(q) < 1e-9:
                 th2 = 0.0
             else:
-                th2 = math.degrees(math.atan2(np.cross(p, q) @ k2, p @ q))
+                th2 = math.degrees(math.atan2(cross3(p, q) @ k2, p @ q))
             if angle_between(rot(n1, k2, th2), tt) > 1e-3:
                 continue
             cost = abs(th1) + abs(th2)
