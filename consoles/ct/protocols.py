@@ -34,9 +34,9 @@ class Protocol:
 
 
 PROTOCOLS: tuple[Protocol, ...] = (
-    # scout windows: the organ's cohort extent at the widest seeded craniocaudal offset (+-120 mm; the chest
-    # and renal cards +-250 mm and a breath-hold moving the lung bases and kidneys +-25 mm), plus the oracle's
-    # largest accepted margin and some room
+    # scout windows: the organ's cohort extent at the widest seeded craniocaudal offset (+-120 mm; the chest,
+    # renal and KUB cards +-250 mm and a breath-hold moving the lung bases and kidneys +-25 mm), plus the oracle's
+    # largest accepted margin and some room (the KUB window, 1 m, is within a scanner's topogram lengths)
     Protocol("chest_routine", "Routine chest", "chest", 120, 110, 1.0, 0.5, 40.0, 5.0, 400, 20, -300,
              scout_top_mm=350.0, scout_bottom_mm=-620.0),
     Protocol("abdomen_liver", "Liver (abdomen)", "abdomen", 120, 150, 0.9, 0.5, 40.0, 5.0, 400, -120, -380,
@@ -46,7 +46,7 @@ PROTOCOLS: tuple[Protocol, ...] = (
     Protocol("ccta", "Coronary CTA", "chest", 100, 220, 0.25, 0.28, 40.0, 0.75, 220, -20, -170, True,
              scout_top_mm=160.0, scout_bottom_mm=-360.0),
     Protocol("kub_low_dose", "Low-dose KUB", "abdomen", 120, 120, 1.0, 0.5, 40.0, 5.0, 380, -230, -600,
-             scout_top_mm=0.0, scout_bottom_mm=-740.0),
+             scout_top_mm=130.0, scout_bottom_mm=-870.0),
 )
 
 
