@@ -148,9 +148,15 @@ class StaleMedians(RuntimeError):
 
 
 def _medians_stamp(card: TaskCard) -> dict[str, str]:
+    """What the medians depend on: the card's version, the hash of what starts its episodes (initial state and
+    perturbations: a card edited without a version bump is caught too) and the subject generator."""
+    import hashlib
+
     from rendering.subjects import GENERATOR_VERSION
 
-    return {"card_version": card.version, "generator": GENERATOR_VERSION}
+    inputs = json.dumps(card.model_dump(include={"initial_state", "perturbations"}, mode="json"), sort_keys=True)
+    return {"card_version": card.version, "card_inputs": hashlib.sha256(inputs.encode()).hexdigest()[:16],
+            "generator": GENERATOR_VERSION}
 
 
 def cohort_medians_entry(card: TaskCard, runs: Iterable[HeadlessRun]) -> dict[str, Any]:

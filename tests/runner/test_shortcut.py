@@ -97,9 +97,15 @@ def test_shipped_cohort_medians_are_refused_when_missing_or_made_from_another_ca
     path.write_text(json.dumps({}))
     with pytest.raises(StaleMedians, match="no entry for ct_lung_coverage_isocenter"):
         load_cohort_medians(card, path)
-    entry = {"card_version": card.version, "generator": GENERATOR_VERSION, "medians": {"set_range.edge=start|value": 1}}
+    from runner.headless.shortcut import _medians_stamp
+
+    entry = {**_medians_stamp(card), "medians": {"set_range.edge=start|value": 1}}
+    assert entry["generator"] == GENERATOR_VERSION
     path.write_text(json.dumps({card.id: {**entry, "card_version": "0.0.1"}}))
     with pytest.raises(StaleMedians, match="made from .*0.0.1"):
+        load_cohort_medians(card, path)
+    path.write_text(json.dumps({card.id: {**entry, "card_inputs": "0" * 16}}))  # perturbations edited, same version
+    with pytest.raises(StaleMedians, match="card_inputs"):
         load_cohort_medians(card, path)
     path.write_text(json.dumps({card.id: entry}))
     assert load_cohort_medians(card, path) == {"set_range.edge=start|value": 1.0}
