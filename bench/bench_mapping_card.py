@@ -16,7 +16,6 @@ Figures only: no test asserts a timing.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.timing import MIN_REPEATS, times_ms  # noqa: E402
+from bench.timing import MIN_REPEATS, report, times_ms  # noqa: E402
 
 
 def _clear_caches() -> None:
@@ -83,17 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         cpus.append(time.process_time() - c)
     out[f"card_{args.card}_median_s"] = round(statistics.median(walls), 2)
     out[f"card_{args.card}_median_cpu_s"] = round(statistics.median(cpus), 2)
-    out["repeats"] = f"{args.repeats} maps, {args.card_repeats} cards"
-    load1 = os.getloadavg()
-    out["load_avg_1min_before_after"] = f"{load0[0]:.2f} / {load1[0]:.2f} on {os.cpu_count()} cores"
-    if args.json:
-        print(json.dumps(out))
-    else:
-        width = max(len(k) for k in out) + 2
-        for k, v in out.items():
-            print(f"{k:{width}s} {v}")
-    return 0
-
+    return report(out, args, load0, repeats=f"{args.repeats} maps, {args.card_repeats} cards")
 
 if __name__ == "__main__":
     sys.exit(main())

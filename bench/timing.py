@@ -47,10 +47,11 @@ def record(out: dict[str, Any], name: str, fn: Callable[[int], Any], repeats: in
     out[f"{name}{tag}_median_cpu_ms"] = round(statistics.median(cpu), 1)
 
 
-def report(out: dict[str, Any], args: argparse.Namespace, load_before: tuple[float, float, float]) -> int:
-    """Add the repeats and the load average before/after (other processes share the cores), then print
-    the figures as JSON (--json) or one per line."""
-    out["repeats"] = args.repeats
+def report(out: dict[str, Any], args: argparse.Namespace, load_before: tuple[float, float, float],
+           repeats: Any = None) -> int:
+    """Add the repeats (`args.repeats` unless given) and the load average before/after (other processes
+    share the cores), then print the figures as JSON (--json) or one per line."""
+    out["repeats"] = args.repeats if repeats is None else repeats
     load_after = os.getloadavg()
     out["load_avg_1min_before_after"] = f"{load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} cores"
     if args.json:
