@@ -23,6 +23,18 @@ def main() -> int:
         for _ in range(3):
             app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents)
 
+    def settle_until(condition, what: str, timeout_s: float = 20.0) -> None:
+        """Process events until `condition()` holds: the X server's activation round trip can come later
+        than a few passes of the event loop on a loaded machine, and a late activation of a window with no
+        focus widget hands focus to its first enabled field (here b), which is not what is being tested."""
+        timer = QtCore.QElapsedTimer()
+        timer.start()
+        while not condition():
+            if timer.elapsed() > timeout_s * 1000:
+                raise SystemExit(f"focus_probe: {what} not within {timeout_s:g} s")
+            app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        settle()
+
     out = {}
     for active in (True, False):
         win = ConsoleWindow()
@@ -31,14 +43,14 @@ def main() -> int:
         win.setLayout(form([("A", a), ("B", b)]))
         win.show()
         win.activateWindow()
-        settle()
+        settle_until(win.isActiveWindow, "the console window's activation")
         a.setFocus(QtCore.Qt.FocusReason.MouseFocusReason)
-        settle()
+        settle_until(lambda: win.focusWidget() is a, "focus on field a")
         other = QtWidgets.QWidget()
         if not active:  # another window takes the X focus: the console window goes inactive
             other.show()
             other.activateWindow()
-            settle()
+            settle_until(lambda: not win.isActiveWindow(), "the console window's deactivation")
         a.setEnabled(False)
         settle()
         out["active" if active else "inactive"] = {
