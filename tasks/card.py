@@ -652,12 +652,21 @@ class USPerturbations(ConsoleInputs):
         "+-20 dB), so the gain that shows the kidney at mid grey differs between episodes. A list of "
         "ranges: one per seed, balanced (e.g. pots left pulled down or pushed up)."))
 
+    aim_rotation_deg: RangeOrRanges | None = Field(None, description=(
+        "A task that starts on a kidney: the probe turned this much about its beam from the aimed view, deg "
+        "(drawn after the keys above, from the placement stream). A list of ranges: one per seed, balanced; "
+        "e.g. [[-3, 3], [177, 183]]: the probe held as the convention wants it (marker to the patient's "
+        "head) or turned round (marker to the feet: the same plane, the image mirrored), as a previous "
+        "user may leave it. Long-axis views are shown with the marker to the head (the upper pole on the "
+        "screen's left) by convention (AIUM practice parameter for the performance of ultrasound of the "
+        "abdomen and retroperitoneum); an image the other way round is read with the poles swapped."))
+
     @field_validator("patient_z_mm", "patient_roll_deg")
     @classmethod
     def _placement(cls, v: Range | None) -> Range | None:
         return None if v is None else _range()(v)
 
-    @field_validator("aim_window_deg", "tgc_offset_db", "patient_yaw_deg")
+    @field_validator("aim_window_deg", "tgc_offset_db", "patient_yaw_deg", "aim_rotation_deg")
     @classmethod
     def _windows(cls, v: RangeOrRanges | None) -> RangeOrRanges | None:
         return _ranges(v)

@@ -29,14 +29,6 @@ MIN_SPREAD_RATIO = 2.0
 # Cards that do not yet meet the bounds (issue 21 is open for them): each is an expected failure with the
 # reason, strict, so a card that comes to meet its bounds fails here until it is taken off this list.
 KNOWN_SHORTFALLS: dict[str, str] = {
-    "us_kidney_acquisition_optimization_v1": ("two answer axes, the kidney's depth (depth and focus follow it) and "
-                                              "the gain, each with a tolerance about half its whole spread: over "
-                                              "30 subjects x 3 seeds one depth/focus fits 59 of 90 episodes and "
-                                              "one gain 51, the best single (depth, focus, gain) 33 (dev's script "
-                                              "24, the cohort median 29); on the sample dev's passes 2 of 16 "
-                                              "(s02/2, s14/1), the median 7 of 16. The seeded window moves the "
-                                              "kidney 2-4 cm at most and the pots' bands leave the gain windows "
-                                              "overlapping: a third seeded axis is needed"),
 }
 CARDS = [pytest.param(c, id=c.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_SHORTFALLS[c.id]))
          if c.id in KNOWN_SHORTFALLS else pytest.param(c, id=c.id) for c in all_cards() if c.level >= 2]

@@ -217,6 +217,7 @@ class USModel(ConsoleModelBase):
         self.window_deg = round(self._placement_draw(place, "aim_window_deg"), 1)
         self.tgc_offset_db = round(self._placement_draw(place, "tgc_offset_db"))
         self.patient_yaw_deg = round(self._placement_draw(place, "patient_yaw_deg"), 1)
+        self.aim_rotation_deg = round(self._placement_draw(place, "aim_rotation_deg"), 1)
         self._rotation_offset_key: tuple | None = None
         self._rotation_offset = 0.0
         # the kidney the exam is about (named by the goal, or drawn balanced over seeds)
@@ -236,7 +237,8 @@ class USModel(ConsoleModelBase):
         if aim_view is not None:
             self._require(aim_view in AIM_VIEWS, f"unknown aim {aim_view!r}; expected one of {tuple(AIM_VIEWS)}")
             self._require(self.kidney is not None, "aim at a kidney: say which (kidney: left or right)")
-            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view], self.window_deg).to_dict()
+            pose = aimed_pose(subject, self.kidney, AIM_VIEWS[aim_view] + self.aim_rotation_deg,
+                              self.window_deg).to_dict()
         pose.update(st.get("pose") or {})
         self.coupling = Coupling()
         pose["z_mm"] += draws.offset_mm("probe_z")
@@ -764,7 +766,8 @@ class USModel(ConsoleModelBase):
             "pose": self._pose_dict(self.pose),  # the subject frame (what the image is formed from)
             "patient": {"z_offset_mm": self.patient_z_mm, "roll_deg": self.patient_roll_deg,
                         "yaw_deg": self.patient_yaw_deg,
-                        "window_deg": self.window_deg, "tgc_offset_db": self.tgc_offset_db},
+                        "window_deg": self.window_deg, "tgc_offset_db": self.tgc_offset_db,
+                        "aim_rotation_deg": self.aim_rotation_deg},
             "probe_display": self.bed_pose(),  # the probe fields as shown (bed frame)
             "plane": self.geometry().to_dict(),  # the image plane in the subject frame (frozen: unchanged)
             "controls": {"preset": self.preset, "frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],

@@ -415,6 +415,12 @@ def _image_quality(oracle, side: str, rec: Mapping[str, Any], shape: Any) -> dic
             "shown_section": sec}
 
 
+def marker_towards_head(plane: Mapping[str, Any]) -> bool:
+    """Whether the probe marker (the screen's left end of the image: minus the plane's u) points towards the
+    patient's head: the long-axis convention, upper pole on the screen's left."""
+    return -float(plane["u"][2]) > 0.0
+
+
 def _depth_ok(q: Mapping[str, Any]) -> bool:
     b = q["kidney_bottom_mm"]
     return (b is not None and DEPTH_MARGIN_MIN_MM <= q["depth_mm"] - b <= DEPTH_MARGIN_MAX_MM
@@ -428,15 +434,22 @@ def _grey_ok(q: Mapping[str, Any]) -> bool:
 
 @register(OPTIMIZE)
 def optimize(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
-    """Depth, focus and gain set for the kidney on the screen at the end."""
+    """The kidney's long-axis view kept, shown the conventional way round (marker to the head), and depth,
+    focus and gain set for it, on the screen at the end."""
     task: USTask = entry_for_card(card)
     side = _side(state)
     q = image_quality(oracle, side, state)
     c = q["kidney_centre_mm"]
+    rec = shown(state)
+    angle = view_measures(oracle, side, rec["plane"], record_depth(rec))["angle_to_long_axis_deg"]
     details: dict[str, Any] = {**q, "min_margin_mm": DEPTH_MARGIN_MIN_MM, "max_margin_mm": DEPTH_MARGIN_MAX_MM,
                                "min_bottom_fraction": KIDNEY_BOTTOM_MIN_FRACTION,
-                               "max_focus_off_mm": FOCUS_MAX_OFF_MM}
+                               "max_focus_off_mm": FOCUS_MAX_OFF_MM, "angle_to_long_axis_deg": angle,
+                               "max_angle_deg": LONG_AXIS_MAX_DEG,
+                               "marker_towards_head": marker_towards_head(rec["plane"])}
     checks = {"kidney_in_view": q["kidney_length_fraction"] >= IN_VIEW_MIN_LENGTH_FRACTION,
+              "long_axis_kept": angle <= LONG_AXIS_MAX_DEG,
+              "marker_to_head": details["marker_towards_head"],
               "depth_fits_kidney": _depth_ok(q),
               "focus_at_kidney": c is not None and abs(q["focus_mm"] - c) <= FOCUS_MAX_OFF_MM,
               "brightness": _grey_ok(q)}

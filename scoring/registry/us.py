@@ -173,7 +173,8 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
       bottom (DEPTH_MARGIN_MIN_MM below it .. the lesser of DEPTH_MARGIN_MAX_MM below it and bottom /
       KIDNEY_BOTTOM_MIN_FRACTION); focus (mm): the
       kidney's centre depth, FOCUS_MAX_OFF_MM; gain: the centre and half-width of the gain window that
-      shows the kidney inside KIDNEY_GREY_RANGE.
+      shows the kidney inside KIDNEY_GREY_RANGE; whether the probe had to be turned round (categorical: its
+      marker started towards the feet).
     - contact_vs_gain: the cause (categorical); when it is the gain, the gain window as above.
     Other kinds (L0-L2 controls, measure, save): no parts."""
     from scoring.answers import Answer
@@ -207,6 +208,10 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
         w = _gain_window(state, side)
         if w is not None:
             out["gain"] = Answer(round(0.5 * (w[0] + w[1]), 2), round(0.5 * (w[1] - w[0]), 2))
+        # whether the probe has to be turned round (the episode started with it turned about its beam by more
+        # than a quarter turn from the aimed view, the marker towards the feet): a choice
+        turn = float(state["patient"].get("aim_rotation_deg", 0.0))
+        out["turn_probe_round"] = Answer("yes" if abs((turn + 180.0) % 360.0 - 180.0) > 90.0 else "no")
     elif task.kind == "contact_vs_gain":
         out["cause"] = Answer(str(state["start"]["dark_cause"]))
     return out

@@ -189,6 +189,28 @@ def test_optimisation(oracle):
         assert v["outcome"] == "PARTIAL" and not v["details"]["checks"][check], (name, value)
 
 
+def test_optimisation_wants_the_marker_to_the_head(oracle):
+    """Half of each subject's seeds start with the probe turned round (marker to the feet): those pass only
+    once it is turned back, and turning it about its beam by other than a half turn loses the long axis."""
+    from scoring.oracles.us import marker_towards_head
+
+    cid = "us_kidney_acquisition_optimization_v1"
+    card = load_card(cid)
+    starts = {s: marker_towards_head(make_model(card, SUBJECT, s).state()["plane"]) for s in range(4)}
+    assert sorted(starts.values()) == [False, False, True, True], starts  # balanced over seeds
+    for s, to_head in starts.items():
+        good = _reference(cid, s, oracle)
+        turned = any(e.get("name") == "probe_rotation_deg" for e in good.state()["events"])
+        assert turned == (not to_head), s  # the reference turns the probe exactly when it has to
+        assert _score(cid, good, oracle)["outcome"] == "PASS"
+        rot = good.value("probe_rotation_deg")
+        for delta, check in ((180.0, "marker_to_head"), (25.0, "long_axis_kept")):
+            m = _reference(cid, s, oracle)
+            m.set_param("probe_rotation_deg", (rot + delta) % 360.0)
+            v = _score(cid, m, oracle)
+            assert v["outcome"] == "PARTIAL" and not v["details"]["checks"][check], (s, delta)
+
+
 # ---- L6: contact vs gain ---------------------------------------------------------------------------------
 def _causes(card, n=4) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
