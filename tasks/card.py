@@ -657,9 +657,9 @@ class USPerturbations(ConsoleInputs):
         "(drawn after the keys above, from the placement stream). A list of ranges: one per seed, balanced; "
         "e.g. [[-3, 3], [177, 183]]: the probe held as the convention wants it (marker to the patient's "
         "head) or turned round (marker to the feet: the same plane, the image mirrored), as a previous "
-        "user may leave it. Long-axis views are shown with the marker to the head (the upper pole on the "
-        "screen's left) by convention (AIUM practice parameter for the performance of ultrasound of the "
-        "abdomen and retroperitoneum); an image the other way round is read with the poles swapped."))
+        "user may leave it. Abdominal longitudinal images are shown cephalad on the screen's left by "
+        "convention (the upper pole on the left, the probe marker to the head); an image the other way "
+        "round is read with the poles swapped."))
 
     @field_validator("patient_z_mm", "patient_roll_deg")
     @classmethod

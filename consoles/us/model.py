@@ -314,7 +314,7 @@ class USModel(ConsoleModelBase):
         self._require(len(options) > 0, f"{key}: no options to draw from")
         return cohort_balanced_choice(self.task_id, str(self.subject.id), self.seed, key, options)
 
-    def _contact_fault(self, draws: Any) -> str:
+    def _contact_fault(self, draws: PerturbationDraws) -> str:
         """The contact fault of a dark image whose cause is contact. With a cohort-balanced cause, its kind
         (gel missing | the probe held too lightly) is balanced too, nested under the cause
         (consoles.common.balance, period = the number of causes), so neither "apply gel" nor "press the

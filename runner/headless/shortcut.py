@@ -21,6 +21,7 @@ named scalars with the oracle's tolerance for each, through the modality registr
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import statistics
@@ -150,8 +151,6 @@ class StaleMedians(RuntimeError):
 def _medians_stamp(card: TaskCard) -> dict[str, str]:
     """What the medians depend on: the card's version, the hash of what starts its episodes (initial state and
     perturbations: a card edited without a version bump is caught too) and the subject generator."""
-    import hashlib
-
     from rendering.subjects import GENERATOR_VERSION
 
     inputs = json.dumps(card.model_dump(include={"initial_state", "perturbations"}, mode="json"), sort_keys=True)
