@@ -89,3 +89,29 @@ def test_apply_gel_shows_the_gel_and_contact_before_and_after(display):
             assert ok, f"contact read {got!r} after Apply gel"
     finally:
         con.stop()
+
+
+def test_a_probe_turned_round_says_so_and_turning_it_back_says_head(display):
+    """US optimisation 2.0.0: an episode that starts with the probe turned round shows "Marker: feet" over the
+    image; the rotation typed half a turn on (real X input) shows "Marker: head" on the next screenshot."""
+    from scoring.oracles.us import marker_towards_head
+
+    require_console()
+    require_tesseract()
+    card, seed = "tasks/us/us_kidney_acquisition_optimization_v1/task.json", 1  # dev seed 1 starts turned round
+    con = ConsoleProcess(display, "us", str(ROOT / card), "dev", seed)
+    con.start()
+    try:
+        with driving(display, con) as d:
+            d.home()
+            st = con.state()
+            assert not marker_towards_head(st["plane"]), "dev seed 1 starts with the marker to the feet"
+            ok, got = _reads(Image.open(io.BytesIO(d.grab())), d.geo()["marker_side"], ["Marker: feet"])
+            assert ok, f"marker label read {got!r}"
+            turned = round((st["probe_display"]["rotation_deg"] + 180.0) % 360.0)
+            d.type_into("probe_rotation_deg_field", str(turned))
+            assert marker_towards_head(con.state()["plane"])
+            ok, got = _reads(Image.open(io.BytesIO(d.grab())), d.geo()["marker_side"], ["Marker: head"])
+            assert ok, f"marker label read {got!r} after the turn"
+    finally:
+        con.stop()
