@@ -4,6 +4,7 @@ state (the gel film and the share of scan lines in contact), changed on the scre
 from __future__ import annotations
 
 import io
+from contextlib import contextmanager
 
 import pytest
 from PIL import Image
@@ -42,53 +43,52 @@ def _reads(shot: Image.Image, rect: list[int], words) -> tuple[bool, list[str]]:
     return first_reading(readings(crop), lambda r: all(t in _squash(r) for t in want))
 
 
-def test_every_probe_field_shows_its_range_and_sign_convention(display):
+@contextmanager
+def _us_console(display, card: str, seed: int):
+    """The ultrasound console on dev with `card` and `seed`, started, driven through real X input from home."""
     require_console()
     require_tesseract()
-    assert {n for n, _ in PROBE_HELP} == set(HELP_WORDS), "every probe field has a line saying what it means"
-    con = ConsoleProcess(display, "us", str(ROOT / CARD), "dev", GEL_FAULT_SEED)
+    con = ConsoleProcess(display, "us", str(ROOT / card), "dev", seed)
     con.start()
     try:
         with driving(display, con) as d:
             d.home()
-            shot = Image.open(io.BytesIO(d.grab()))
-            geo = d.geo()
-            for name, words in HELP_WORDS.items():
-                ok, got = _reads(shot, geo[f"probe_help:{name}"], words)
-                assert ok, f"{name}: read {got!r}, not {words!r}"
+            yield con, d
     finally:
         con.stop()
+
+
+def test_every_probe_field_shows_its_range_and_sign_convention(display):
+    assert {n for n, _ in PROBE_HELP} == set(HELP_WORDS), "every probe field has a line saying what it means"
+    with _us_console(display, CARD, GEL_FAULT_SEED) as (con, d):
+        shot = Image.open(io.BytesIO(d.grab()))
+        geo = d.geo()
+        for name, words in HELP_WORDS.items():
+            ok, got = _reads(shot, geo[f"probe_help:{name}"], words)
+            assert ok, f"{name}: read {got!r}, not {words!r}"
 
 
 def test_apply_gel_shows_the_gel_and_contact_before_and_after(display):
-    require_console()
-    require_tesseract()
-    con = ConsoleProcess(display, "us", str(ROOT / CARD), "dev", GEL_FAULT_SEED)
-    con.start()
-    try:
-        with driving(display, con) as d:
-            d.home()
-            st = con.state()
-            fault = st["contact"]["coupling"]["fault"]
-            assert fault != "none", "the seed starts with gel missing"
-            before = round(100.0 * st["contact"]["fraction_in_contact"])
-            assert before < 90
-            shot = Image.open(io.BytesIO(d.grab()))
-            ok, got = _reads(shot, d.geo()["gel_state"], [f"Gel: {GEL_STATES[fault]}"])
-            assert ok, f"gel state read {got!r}"
-            ok, got = _reads(shot, d.geo()["contact_state"], [f"Contact: {before} % of lines"])
-            assert ok, f"contact read {got!r}"
-            d.click("apply_gel")
-            st = con.state()
-            after = round(100.0 * st["contact"]["fraction_in_contact"])
-            assert st["contact"]["coupling"]["ok"] and after > before
-            shot = Image.open(io.BytesIO(d.grab()))  # the next screenshot says what the press did
-            ok, got = _reads(shot, d.geo()["gel_state"], ["Gel: applied"])
-            assert ok, f"gel state read {got!r} after Apply gel"
-            ok, got = _reads(shot, d.geo()["contact_state"], [f"Contact: {after} % of lines"])
-            assert ok, f"contact read {got!r} after Apply gel"
-    finally:
-        con.stop()
+    with _us_console(display, CARD, GEL_FAULT_SEED) as (con, d):
+        st = con.state()
+        fault = st["contact"]["coupling"]["fault"]
+        assert fault != "none", "the seed starts with gel missing"
+        before = round(100.0 * st["contact"]["fraction_in_contact"])
+        assert before < 90
+        shot = Image.open(io.BytesIO(d.grab()))
+        ok, got = _reads(shot, d.geo()["gel_state"], [f"Gel: {GEL_STATES[fault]}"])
+        assert ok, f"gel state read {got!r}"
+        ok, got = _reads(shot, d.geo()["contact_state"], [f"Contact: {before} % of lines"])
+        assert ok, f"contact read {got!r}"
+        d.click("apply_gel")
+        st = con.state()
+        after = round(100.0 * st["contact"]["fraction_in_contact"])
+        assert st["contact"]["coupling"]["ok"] and after > before
+        shot = Image.open(io.BytesIO(d.grab()))  # the next screenshot says what the press did
+        ok, got = _reads(shot, d.geo()["gel_state"], ["Gel: applied"])
+        assert ok, f"gel state read {got!r} after Apply gel"
+        ok, got = _reads(shot, d.geo()["contact_state"], [f"Contact: {after} % of lines"])
+        assert ok, f"contact read {got!r} after Apply gel"
 
 
 def test_a_probe_turned_round_says_so_and_turning_it_back_says_head(display):
@@ -96,22 +96,14 @@ def test_a_probe_turned_round_says_so_and_turning_it_back_says_head(display):
     image; the rotation typed half a turn on (real X input) shows "Marker: head" on the next screenshot."""
     from scoring.oracles.us import marker_towards_head
 
-    require_console()
-    require_tesseract()
     card, seed = "tasks/us/us_kidney_acquisition_optimization_v1/task.json", 1  # dev seed 1 starts turned round
-    con = ConsoleProcess(display, "us", str(ROOT / card), "dev", seed)
-    con.start()
-    try:
-        with driving(display, con) as d:
-            d.home()
-            st = con.state()
-            assert not marker_towards_head(st["plane"]), "dev seed 1 starts with the marker to the feet"
-            ok, got = _reads(Image.open(io.BytesIO(d.grab())), d.geo()["marker_side"], ["Marker: feet"])
-            assert ok, f"marker label read {got!r}"
-            turned = round((st["probe_display"]["rotation_deg"] + 180.0) % 360.0)
-            d.type_into("probe_rotation_deg_field", str(turned))
-            assert marker_towards_head(con.state()["plane"])
-            ok, got = _reads(Image.open(io.BytesIO(d.grab())), d.geo()["marker_side"], ["Marker: head"])
-            assert ok, f"marker label read {got!r} after the turn"
-    finally:
-        con.stop()
+    with _us_console(display, card, seed) as (con, d):
+        st = con.state()
+        assert not marker_towards_head(st["plane"]), "dev seed 1 starts with the marker to the feet"
+        ok, got = _reads(Image.open(io.BytesIO(d.grab())), d.geo()["marker_side"], ["Marker: feet"])
+        assert ok, f"marker label read {got!r}"
+        turned = round((st["probe_display"]["rotation_deg"] + 180.0) % 360.0)
+        d.type_into("probe_rotation_deg_field", str(turned))
+        assert marker_towards_head(con.state()["plane"])
+        ok, got = _reads(Image.open(io.BytesIO(d.grab())), d.geo()["marker_side"], ["Marker: head"])
+        assert ok, f"marker label read {got!r} after the turn"
