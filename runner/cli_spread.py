@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from runner.headless.shortcut import (DEV, SAMPLE_PAIRS, Answer, answers, is_judgement, max_constant_pass_rate,
