@@ -410,6 +410,7 @@ def _image_quality(oracle, side: str, rec: Mapping[str, Any], shape: Any) -> dic
     grey = kidney_grey(oracle, side, rec, shape)
     full = kidney_depths(oracle, side, rec["plane"], depth)
     return {"kidney": side, "depth_mm": depth, "focus_mm": focus, "kidney_length_fraction": vm["length_fraction"],
+            "angle_to_long_axis_deg": vm["angle_to_long_axis_deg"],
             "kidney_top_mm": full["top_mm"], "kidney_centre_mm": full["centre_mm"],
             "kidney_bottom_mm": full["bottom_mm"], "kidney_grey": grey, "grey_range": list(KIDNEY_GREY_RANGE),
             "shown_section": sec}
@@ -440,15 +441,12 @@ def optimize(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     side = _side(state)
     q = image_quality(oracle, side, state)
     c = q["kidney_centre_mm"]
-    rec = shown(state)
-    angle = view_measures(oracle, side, rec["plane"], record_depth(rec))["angle_to_long_axis_deg"]
     details: dict[str, Any] = {**q, "min_margin_mm": DEPTH_MARGIN_MIN_MM, "max_margin_mm": DEPTH_MARGIN_MAX_MM,
                                "min_bottom_fraction": KIDNEY_BOTTOM_MIN_FRACTION,
-                               "max_focus_off_mm": FOCUS_MAX_OFF_MM, "angle_to_long_axis_deg": angle,
-                               "max_angle_deg": LONG_AXIS_MAX_DEG,
-                               "marker_towards_head": marker_towards_head(rec["plane"])}
+                               "max_focus_off_mm": FOCUS_MAX_OFF_MM, "max_angle_deg": LONG_AXIS_MAX_DEG,
+                               "marker_towards_head": marker_towards_head(shown(state)["plane"])}
     checks = {"kidney_in_view": q["kidney_length_fraction"] >= IN_VIEW_MIN_LENGTH_FRACTION,
-              "long_axis_kept": angle <= LONG_AXIS_MAX_DEG,
+              "long_axis_kept": q["angle_to_long_axis_deg"] <= LONG_AXIS_MAX_DEG,
               "marker_to_head": details["marker_towards_head"],
               "depth_fits_kidney": _depth_ok(q),
               "focus_at_kidney": c is not None and abs(q["focus_mm"] - c) <= FOCUS_MAX_OFF_MM,

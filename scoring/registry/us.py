@@ -160,6 +160,11 @@ def _field_tolerance(oracle, side: str, pose: dict, depth_mm: float, field: str,
     return max(step, 0.5 * (ranges[0] + ranges[1]))
 
 
+def _signed_deg(deg: float) -> float:
+    """An angle of a dial that turns round, as -180..180 deg."""
+    return (float(deg) + 180.0) % 360.0 - 180.0
+
+
 def answers(task: USTask, state: dict, ops: list) -> dict:
     """The correct answer of one reference episode as named parts (runner.headless.shortcut.Answer), each
     numeric part with the oracle's tolerance for it in the same unit (from this module's thresholds and
@@ -193,8 +198,7 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
         out["probe_azimuth_deg"] = Answer(float(shown_pose["azimuth_deg"]),
                                           _field_tolerance(oracle, side, pose, depth, "azimuth_deg", 1.0, 40.0))
         # the dial turns round: the answer as a signed angle (-180..180), so 358 and 2 lie 4 deg apart
-        rot = (float(shown_pose["rotation_deg"]) + 180.0) % 360.0 - 180.0
-        out["probe_rotation_deg"] = Answer(round(rot, 3),
+        out["probe_rotation_deg"] = Answer(round(_signed_deg(shown_pose["rotation_deg"]), 3),
                                            _field_tolerance(oracle, side, pose, depth, "rotation_deg", 1.0, 40.0))
     elif task.kind == "optimize":
         from scoring.subject_oracle import load_oracle
@@ -210,8 +214,8 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
             out["gain"] = Answer(round(0.5 * (w[0] + w[1]), 2), round(0.5 * (w[1] - w[0]), 2))
         # whether the probe has to be turned round (the episode started with it turned about its beam by more
         # than a quarter turn from the aimed view, the marker towards the feet): a choice
-        turn = float(state["patient"].get("aim_rotation_deg", 0.0))
-        out["turn_probe_round"] = Answer("yes" if abs((turn + 180.0) % 360.0 - 180.0) > 90.0 else "no")
+        turn = _signed_deg(state["patient"].get("aim_rotation_deg", 0.0))
+        out["turn_probe_round"] = Answer("yes" if abs(turn) > 90.0 else "no")
     elif task.kind == "contact_vs_gain":
         out["cause"] = Answer(str(state["start"]["dark_cause"]))
     return out

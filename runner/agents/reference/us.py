@@ -174,8 +174,8 @@ class USPlanner(PlannerBase):
         if st["frozen"]:
             return Op("freeze")
         if not marker_towards_head(st["plane"]):  # turned round: the same plane, the marker to the head
-            turned = _value("probe_rotation_deg", (float(st["probe_display"]["rotation_deg"]) + 180.0) % 360.0)
-            return Op("set_param", {"name": "probe_rotation_deg", "value": turned % 360.0})
+            turned = _value("probe_rotation_deg", float(st["probe_display"]["rotation_deg"]) + 180.0) % 360.0
+            return Op("set_param", {"name": "probe_rotation_deg", "value": turned})
         kd = kidney_depths(self.oracle, self.side(st), st["plane"], st["controls"]["depth_mm"])
         depth = _value("depth_cm", (kd["bottom_mm"] + DEPTH_BELOW_KIDNEY_MM) / 10.0)
         if abs(st["controls"]["depth_mm"] / 10.0 - depth) > 0.05:
