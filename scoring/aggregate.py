@@ -11,6 +11,10 @@ Rules (see the benchmark card, Evaluation):
 - The overall score weights capability levels by w_i = i + 1 over per-task SR proportions:
   Score = 100 * sum_i (i+1) sum_j s_ij / sum_i (i+1) n_i, with the tasks and their levels taken
   from the task cards passed in. A card without valid episodes counts s = 0 and is flagged.
+- Every SR, PR, AQ and the score carry a 95 % interval from a cluster bootstrap over subjects
+  (scoring/intervals.py; the method, resamples and seed are stated in the `intervals` block).
+- Agents named `baseline-*` are the blind baselines of `medimageos baselines`; they are scored
+  like any agent and flagged `baseline: true`.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 from pydantic import ValidationError
 
 from scoring.fingerprints import summarize as summarize_fingerprints
+from scoring.intervals import Bootstrap, agent_intervals
 from tasks.card import TaskCard
 from scoring.verdict import OracleResult, Verdict
 
@@ -36,6 +41,7 @@ OUTCOMES = ("PASS", "PARTIAL", "FAIL", "UNDETERMINED", "INVALID")
 TERMINATIONS = ("done", "budget", "fault")
 LEVELS = tuple(range(7))
 SCHEMA_VERSION = 1
+BASELINE_PREFIX = "baseline-"  # agent names of `medimageos baselines` (runner/cli_baselines.py)
 _SEED_DIR = re.compile(r"^seed(\d+)$")
 
 
@@ -71,7 +77,9 @@ class ResultsScan:
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready description of what was (and was not) collected."""
-        unfinished_by_agent = Counter(p.relative_to(self.root).parts[0] for p in self.unfinished)
+        # <root>/<agent>/<task>/<subject>/seed<k>: the agent is the fourth part from the end (a merged
+        # scan holds folders of two roots)
+        unfinished_by_agent = Counter(p.parts[-4] for p in self.unfinished)
         return {
             "root": str(self.root),
             "episodes": len(self.episodes),
@@ -226,15 +234,23 @@ def weighted_score(sr_by_task: dict[str, float], cards: Sequence[TaskCard]) -> f
     return 100.0 * num / score_denominator(cards)
 
 
-def aggregate(verdicts: Iterable[Verdict], cards: Sequence[TaskCard]) -> dict[str, Any]:
-    """Scores per agent, broken down per task, modality and level.
+def is_baseline(agent: str) -> bool:
+    """An agent written by `medimageos baselines` (noop, random, fixed script, constant answer)."""
+    return agent.startswith(BASELINE_PREFIX)
+
+
+def aggregate(verdicts: Iterable[Verdict], cards: Sequence[TaskCard],
+              intervals: Bootstrap | None = Bootstrap()) -> dict[str, Any]:
+    """Scores per agent, broken down per task, modality and level, with bootstrap intervals.
 
     Returns::
 
         {"schema": 1,
          "cards": {task_id: {"modality", "level", "version", "title"}},
          "weight_denominator": sum_i (i+1) n_i,
+         "intervals": the bootstrap's method statement (absent when `intervals` is None),
          "agents": {agent: {
+             "baseline": bool, "n_subjects": int,
              "overall": stats + {"score", "score_tasks", "missing_tasks", "extra_tasks"},
              "by_task": {task_id: stats + {"modality", "level", "in_cards", "missing",
                                            "sr_proportion", "versions"}},
@@ -244,6 +260,9 @@ def aggregate(verdicts: Iterable[Verdict], cards: Sequence[TaskCard]) -> dict[st
     Every task of `cards` appears in every agent's `by_task` (n = 0 when never run), and all seven
     levels appear in `by_level`. The level and modality of a task come from its card when there is
     one, otherwise from its verdicts (such tasks are listed but never enter the score).
+    With `intervals` (the default), every stats block gets a "ci" dict: {"sr", "pr", "aq"} (overall
+    also "score", levels also "sr_task_mean"), each {"lo", "hi", "n_subjects", "degenerate",
+    "undefined_resamples"} (scoring.intervals.interval).
     """
     cards = list(cards)
     _check_cards(cards)
@@ -261,9 +280,25 @@ def aggregate(verdicts: Iterable[Verdict], cards: Sequence[TaskCard]) -> dict[st
         "weight_denominator": score_denominator(cards),
         "agents": {},
     }
+    if intervals is not None:
+        out["intervals"] = intervals.method()
+    meta = {c.id: (c.modality, c.level) for c in cards}
     for agent in sorted(by_agent):
-        out["agents"][agent] = _aggregate_agent(by_agent[agent], cards, card_by_id, modalities)
+        block = _aggregate_agent(by_agent[agent], cards, card_by_id, modalities)
+        block = {"baseline": is_baseline(agent), **block}
+        if intervals is not None:
+            _attach_intervals(block, agent_intervals(by_agent[agent], meta, intervals))
+        out["agents"][agent] = block
     return out
+
+
+def _attach_intervals(block: dict[str, Any], ivs: dict[str, Any]) -> None:
+    """Put each group's intervals beside its point estimates, as its "ci" entry."""
+    block["n_subjects"] = ivs["n_subjects"]
+    block["overall"]["ci"] = ivs["overall"]
+    for section in ("by_task", "by_modality", "by_level"):
+        for key, stats_block in block[section].items():
+            stats_block["ci"] = ivs[section].get(key)
 
 
 def _aggregate_agent(verdicts: list[Verdict], cards: list[TaskCard],
@@ -363,20 +398,40 @@ def _default_cards() -> list[TaskCard]:
     return list(all_cards())
 
 
+def merge_scans(main: ResultsScan, extra: ResultsScan) -> ResultsScan:
+    """One scan of two results folders (a model's and a baselines folder): an agent may live in one
+    of them only (ValueError naming it), so no episode is counted twice."""
+    if not Path(extra.root).is_dir():
+        raise ValueError(f"baselines folder {extra.root} does not exist")
+    agents_main = {e.verdict.agent for e in main.episodes}
+    clash = sorted(agents_main & {e.verdict.agent for e in extra.episodes})
+    if clash:
+        raise ValueError(f"agent(s) {clash} appear in both {main.root} and {extra.root}; "
+                         "pass a baselines folder that holds only the baselines")
+    merged = ResultsScan(root=main.root, episodes=main.episodes + extra.episodes,
+                         unfinished=main.unfinished + extra.unfinished, corrupt=main.corrupt + extra.corrupt,
+                         warnings=main.warnings + extra.warnings)
+    return merged
+
+
 def score_command(dir: Path | str, out_json: Path | str | None = None,
                   cards: Sequence[TaskCard] | None = None,
-                  oracle_fn: "OracleFn | None" = None) -> dict[str, Any]:
+                  oracle_fn: "OracleFn | None" = None,
+                  baselines: Path | str | None = None) -> dict[str, Any]:
     """`medimageos score DIR`: (optionally re-score,) aggregate and write DIR/scores.json.
 
     `cards` defaults to every shipped task card; `out_json` overrides the output path;
     with `oracle_fn` the verdicts are first recomputed from the state dumps (see `rescore`).
     The result is `aggregate(...)` plus a "collection" block (episodes, unfinished, corrupt) and an
     "environment" block (the distinct environment fingerprints of the episodes, with counts).
+    With `baselines`, the agents of that folder (`medimageos baselines --out`) are scored beside DIR's.
     """
     root = Path(dir)
     if oracle_fn is not None:
         rescore(root, oracle_fn)
     scan = scan_results(root)
+    if baselines is not None:
+        scan = merge_scans(scan, scan_results(baselines))
     result = aggregate(scan.verdicts, list(cards) if cards is not None else _default_cards())
     result["collection"] = scan.summary()
     result["environment"] = environment_section(scan.episodes)
