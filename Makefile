@@ -43,5 +43,9 @@ sweep: bootstrap
 bench: bootstrap
 	$(PY) -m runner.cli bench
 
+.PHONY: docs
+docs:
+	$(PY) -m mkdocs build --strict -d site
+
 clean:
 	rm -rf results .pytest_cache
