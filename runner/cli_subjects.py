@@ -82,12 +82,13 @@ def cmd_import(args) -> int:
         d = import_labelmap(args.labels, args.map, args.id, force=args.force, min_voxels=args.min_voxels)
     except SubjectError as e:
         return _err(str(e))
+    from scoring.capabilities import features, served_report
+    from tasks.card import all_cards
+    # the check `medimageos run` applies before it starts (runner/run.py: expand), over every shipped card
     meta = json.loads((d / "oracle.json").read_text())
-    cap = meta["capabilities"]
     print(f"imported {d.name}: {d}")
-    print("serves: " + (", ".join(cap["serves"]) or "nothing"))
-    for task, lack in cap["cannot_serve"].items():
-        print(f"cannot serve {task}: missing {', '.join(lack)}")
+    for line in served_report(all_cards(), features(meta)):
+        print(line)
     return 0
 
 

@@ -10,11 +10,17 @@ from runner.console_process import ConsoleKeeper
 from runner.display import VirtualDisplay
 from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir, is_finished
+from scoring.capabilities import preflight
 from tasks.card import TaskCard
 from scoring.verdict import Verdict
 
 
 def expand(cards: Iterable[TaskCard], subjects: list[str], seeds: list[int]) -> list[EpisodeSpec]:
+    """Every (card, subject, seed) episode. A subject that cannot serve a card (an imported label map
+    without the cardiac landmarks a planning card scores against) or an unknown subject is refused here,
+    before any display, console or results folder exists: SubjectCapabilityError names each pair."""
+    cards = list(cards)
+    preflight(cards, subjects)
     return [EpisodeSpec(c, s, k) for c in cards for s in subjects for k in seeds]
 
 
