@@ -6,6 +6,10 @@ Writes into DIR/report/ (or `out_dir`):
   plots/*.png          capability ladder, SR/PR/AQ per modality, failure breakdown
   episodes/<agent>__<task>__<subject>__seed<k>.html   one viewer page per finished episode
 
+Every SR, PR, AQ and score is shown with its 95 % cluster-bootstrap interval over subjects
+(scoring/intervals.py), '34.0 [28.1, 40.2]'; a dagger marks a degenerate interval (one subject).
+With `baselines` (a `medimageos baselines --out` folder) the blind baselines get rows beside the models.
+
 Plots use matplotlib's Agg canvas through `Figure` directly (no pyplot, no GUI backend).
 """
 from __future__ import annotations
@@ -23,7 +27,8 @@ from matplotlib.patches import Patch
 
 from tasks.card import TaskCard
 from scoring.aggregate import (LEVELS, OUTCOMES, TERMINATIONS, ResultsScan, aggregate,
-                               atomic_write_text, scan_results)
+                               atomic_write_text, merge_scans, scan_results)
+from scoring.intervals import format_interval
 from scoring.episode_viewer import episode_page_name, write_episode_page
 
 OUTCOME_COLORS = {"PASS": "#1b7f4c", "PARTIAL": "#e0a030", "FAIL": "#c0503a",
@@ -52,6 +57,15 @@ def _outcome_html(counts: dict[str, int]) -> str:
     parts = [f'<span class="oc" style="background:{OUTCOME_COLORS[o]}" title="{o}">'
              f'{o.title()[:4]} {counts[o]}</span>' for o in OUTCOMES if counts.get(o)]
     return " ".join(parts) or "–"
+
+
+def _ci(block: dict[str, Any], metric: str) -> str:
+    """A stats block's point estimate of `metric` with its interval, if it has one."""
+    return format_interval(block.get(metric), (block.get("ci") or {}).get(metric))
+
+
+def _agent_label(agent: str, a: dict[str, Any]) -> str:
+    return f"{agent} (baseline)" if a.get("baseline") else agent
 
 
 def _md_escape(text: str) -> str:
@@ -201,7 +215,8 @@ def _agents_rows(scores: dict[str, Any]) -> list[list[str]]:
     rows = []
     for agent, a in scores["agents"].items():
         o = a["overall"]
-        rows.append([agent, _f(o["score"]), _f(o["sr"]), _f(o["pr"]), _f(o["aq"]), str(o["n"]),
+        rows.append([_agent_label(agent, a), _ci(o, "score"), _ci(o, "sr"), _ci(o, "pr"), _ci(o, "aq"),
+                     str(a.get("n_subjects", "–")), str(o["n"]),
                      str(o["n_valid"]), str(o["outcomes"]["INVALID"]), _share(o["budget_share"]),
                      _share(o["rejected_share"]),
                      f"{len(o['missing_tasks'])}/{o['score_tasks']}"]
@@ -209,19 +224,34 @@ def _agents_rows(scores: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-AGENT_HEADERS = (["Agent", "Score", "SR", "PR", "AQ", "n", "valid", "INVALID", "budget",
+AGENT_HEADERS = (["Agent", "Score", "SR", "PR", "AQ", "subjects", "n",
+                  "valid", "INVALID", "budget",
                   "rejected", "missing"] + [f"L{i}" for i in LEVELS])
-TASK_HEADERS = ["Task", "Modality", "Level", "n", "valid", "SR", "PR", "AQ", "Outcomes",
-                "budget", "rejected"]
+TASK_HEADERS = ["Task", "Modality", "Level", "n", "valid", "SR", "PR", "AQ",
+                "Outcomes", "budget", "rejected"]
+GROUP_HEADERS = ["Group", "n", "valid", "subjects", "SR", "PR", "AQ",
+                 "SR task mean"]
 
 
 def _task_rows(agent_scores: dict[str, Any]) -> list[tuple[str, dict[str, Any], list[str]]]:
     rows = []
     for task, t in agent_scores["by_task"].items():
         rows.append((task, t, [task, t["modality"].upper(), f"L{t['level']}", str(t["n"]),
-                               str(t["n_valid"]), _f(t["sr"]), _f(t["pr"]), _f(t["aq"]),
+                               str(t["n_valid"]), _ci(t, "sr"), _ci(t, "pr"), _ci(t, "aq"),
                                _outcome_text(t["outcomes"]), _share(t["budget_share"]),
                                _share(t["rejected_share"])]))
+    return rows
+
+
+def _group_rows(agent_scores: dict[str, Any]) -> list[list[str]]:
+    """One row per modality and per level (levels with tasks or episodes), with intervals."""
+    rows = []
+    groups = [(m.upper(), b) for m, b in agent_scores["by_modality"].items()]
+    groups += [(lvl, b) for lvl, b in agent_scores["by_level"].items() if b["n"] or b.get("n_tasks")]
+    for name, b in groups:
+        subj = (b.get("ci") or {}).get("sr", {}).get("n_subjects", "–")
+        rows.append([name, str(b["n"]), str(b["n_valid"]), str(subj), _ci(b, "sr"), _ci(b, "pr"), _ci(b, "aq"),
+                     _ci(b, "sr_task_mean") if "sr_task_mean" in b else "–"])
     return rows
 
 
@@ -270,16 +300,21 @@ def _default_cards() -> list[TaskCard]:
 
 def write_report(dir: Path | str, out_dir: Path | str | None = None,
                  cards: Sequence[TaskCard] | None = None, embed_episode_images: bool = False,
-                 episode_pages: bool = True) -> Path:
+                 episode_pages: bool = True, baselines: Path | str | None = None) -> Path:
     """Write report.md, report.html, plots and episode pages; return the path of report.html.
 
     `cards` defaults to every shipped task card (they define the score's tasks and levels).
     Episode pages link screenshots relatively unless `embed_episode_images` is set.
+    `baselines` is a folder of blind baselines (`medimageos baselines --out`): its agents are shown
+    beside DIR's (no episode pages: headless baseline episodes have no screens).
     """
     root = Path(dir)
     out = Path(out_dir) if out_dir is not None else root / "report"
-    out.mkdir(parents=True, exist_ok=True)
     scan = scan_results(root)
+    own_agents = {e.verdict.agent for e in scan.episodes}
+    if baselines is not None:
+        scan = merge_scans(scan, scan_results(baselines))
+    out.mkdir(parents=True, exist_ok=True)
     scores = aggregate(scan.verdicts, list(cards) if cards is not None else _default_cards())
     # leaderboard order everywhere in the report: best overall score first
     scores["agents"] = dict(sorted(
@@ -303,6 +338,8 @@ def write_report(dir: Path | str, out_dir: Path | str | None = None,
     back = os.path.relpath(out / "report.html", ep_dir_out).replace(os.sep, "/")
     for ep in scan.episodes:
         v = ep.verdict
+        if v.agent not in own_agents:
+            continue  # a baselines folder's episode
         name = episode_page_name(v)
         if episode_pages:
             write_episode_page(ep.path, v, ep_dir_out / name, embed_images=embed_episode_images,
@@ -330,7 +367,10 @@ _NOTES = ("SR, PR and AQ are 0-100 means over valid episodes, reported side by s
           "100·Σ(i+1)Σ s_ij / Σ(i+1)·n_i over the task cards (level weights w_i = i+1); a task "
           "without valid episodes counts 0 and is listed as missing. 'budget' is the share of "
           "valid episodes that exhausted their step budget, 'rejected' the share of rejected "
-          "actions among all steps. Level columns are episode-pooled SR.")
+          "actions among all steps. Level columns are episode-pooled SR. Brackets: 95 % interval of "
+          "a cluster bootstrap over subjects (all of a subject's episodes resampled together); † marks a "
+          "degenerate interval (fewer than two subjects). Rows marked (baseline) are blind baselines "
+          "(`medimageos baselines`): a model's score means something only above theirs.")
 
 
 def _render_md(scan: ResultsScan, scores: dict[str, Any], plots: dict[str, tuple[str, bytes]],
@@ -338,7 +378,7 @@ def _render_md(scan: ResultsScan, scores: dict[str, Any], plots: dict[str, tuple
     parts = ["# MedImageOSWorld report", "", f"Results: `{scan.root}`", ""]
     parts += [f"- {line}" for line in _collection_lines(scan)]
     parts += ["", f"Score denominator Σ(i+1)·n_i = {scores['weight_denominator']} over "
-              f"{len(scores['cards'])} task cards.", "", _NOTES, "", "## Agents", ""]
+              f"{len(scores['cards'])} task cards.", "", _NOTES, "", _method_line(scores), "", "## Agents", ""]
     parts += [_md_table(AGENT_HEADERS, _agents_rows(scores)) if scores["agents"]
               else "_No finished episodes._", ""]
     for name, (title, _) in plots.items():
@@ -347,7 +387,9 @@ def _render_md(scan: ResultsScan, scores: dict[str, Any], plots: dict[str, tuple
     if scores["agents"]:
         parts += ["## SR per task, agents side by side", "", _md_table(headers, rows), ""]
     for agent, a in scores["agents"].items():
-        parts += [f"## {agent}: per task", ""]
+        parts += [f"## {_agent_label(agent, a)}: per modality and level", "",
+                  _md_table(GROUP_HEADERS, _group_rows(a)), ""]
+        parts += [f"## {_agent_label(agent, a)}: per task", ""]
         missing = a["overall"]["missing_tasks"]
         if missing:
             parts += [f"Missing (no valid episodes, count 0): {', '.join(missing)}", ""]
@@ -358,6 +400,14 @@ def _render_md(scan: ResultsScan, scores: dict[str, Any], plots: dict[str, tuple
             rows.append(cells)
         parts += [_md_table(TASK_HEADERS + ["Episodes"], rows), ""]
     return "\n".join(parts) + "\n"
+
+
+def _method_line(scores: dict[str, Any]) -> str:
+    m = scores.get("intervals")
+    if not m:
+        return "Intervals: not computed."
+    return (f"Intervals: {m['method']} over {m['resampling_unit']}s, {m['resamples']} resamples, seed "
+            f"{m['seed']}, {100 * m['confidence']:g} % {m['interval']} interval.")
 
 
 def _img_tag(title: str, png: bytes) -> str:
@@ -375,7 +425,8 @@ def _render_html(scan: ResultsScan, scores: dict[str, Any], plots: dict[str, tup
         f'<li class="{"warn" if i else ""}">{html.escape(l)}</li>' for i, l in enumerate(coll))
         + "</ul>")
     body.append(f"<p class=\"note\">{html.escape(_NOTES)} Score denominator Σ(i+1)·n_i = "
-                f"{scores['weight_denominator']} over {len(scores['cards'])} task cards.</p>")
+                f"{scores['weight_denominator']} over {len(scores['cards'])} task cards. "
+                f"{html.escape(_method_line(scores))}</p>")
     body.append('<h2 id="agents">Agents side by side</h2>')
     if scores["agents"]:
         rows = [[f"<b>{html.escape(r[0])}</b>"] + r[1:] for r in _agents_rows(scores)]
@@ -392,7 +443,8 @@ def _render_html(scan: ResultsScan, scores: dict[str, Any], plots: dict[str, tup
         body.append('<h2 id="matrix">SR per task, agents side by side</h2>')
         body.append(_html_table(headers, [[html.escape(c) for c in r] for r in rows], "matrix", 3))
     for agent, a in scores["agents"].items():
-        body.append(f'<h2 id="agent-{html.escape(agent)}">{html.escape(agent)}: per task</h2>')
+        body.append(f'<h2 id="agent-{html.escape(agent)}">{html.escape(_agent_label(agent, a))}: per task</h2>')
+        body.append(_html_table(GROUP_HEADERS, [[html.escape(c) for c in r] for r in _group_rows(a)], "groups"))
         missing = a["overall"]["missing_tasks"]
         if missing:
             body.append(f'<p class="warn">Missing (no valid episodes, count 0): '
