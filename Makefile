@@ -49,3 +49,47 @@ docs:
 
 clean:
 	rm -rf results .pytest_cache
+
+# ---------------------------------------------------------------- container image (docker/README.md)
+# `make image`: docker/Dockerfile built with docker, or with podman where there is no running docker.
+# BASE=... picks the base image; without it the public python:3.11-slim-bookworm is used when it is
+# present or can be pulled, else a local Debian bookworm made by scripts/make-offline-base.sh (no
+# registry reachable, as on the machine this was written on). `make image-test`: doctor and the
+# reference on one CT, one MR and one US card inside the image, compared with this machine's .venv.
+# `make test-containers`: tests/containers, a lane of its own (not part of `make test`).
+# The engine is found once, and only when one of these targets runs (not on every `make test`).
+# podman gets --runtime runc --cgroup-manager cgroupfs: crun refuses hybrid cgroups and there may be no
+# systemd (see scripts/make-offline-base.sh, which also sets containers.conf's default_ulimits = []).
+IMAGE ?= medimageosworld
+PUBLIC_BASE := docker.io/library/python:3.11-slim-bookworm
+OFFLINE_BASE := localhost/bookworm-min
+ENGINE = $(eval ENGINE := $(shell \
+  if command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; then echo docker; \
+  elif command -v podman >/dev/null 2>&1; then echo "podman --runtime runc --cgroup-manager cgroupfs"; fi))$(ENGINE)
+
+.PHONY: image image-base image-test test-containers
+image-base:
+	@[ -n "$(ENGINE)" ] || { echo "make image: no container engine (install docker, or podman and runc)" >&2; exit 1; }
+	@if [ "$$(id -u)" -eq 0 ] && command -v podman >/dev/null 2>&1; then bash scripts/make-offline-base.sh --setup; fi
+
+image: image-base
+	@set -e; base="$(BASE)"; \
+	if [ -z "$$base" ]; then \
+	  if $(ENGINE) image inspect $(PUBLIC_BASE) >/dev/null 2>&1 || timeout 120 $(ENGINE) pull -q $(PUBLIC_BASE) >/dev/null 2>&1; then \
+	    base=$(PUBLIC_BASE); \
+	  else \
+	    echo "make image: $(PUBLIC_BASE) cannot be pulled (no registry reachable); using $(OFFLINE_BASE)"; \
+	    $(ENGINE) image inspect $(OFFLINE_BASE) >/dev/null 2>&1 || bash scripts/make-offline-base.sh; \
+	    base=$(OFFLINE_BASE); \
+	  fi; \
+	fi; \
+	echo "make image: $(ENGINE) build, base $$base"; start=$$(date +%s); \
+	$(ENGINE) build --network host --build-arg BASE=$$base -f docker/Dockerfile -t $(IMAGE) .; \
+	echo "make image: $(IMAGE) built in $$(( $$(date +%s) - start )) s, $$($(ENGINE) image inspect $(IMAGE) --format '{{.Size}}') bytes"
+
+image-test: image-base
+	$(PY) docker/image_test.py --engine "$(ENGINE)" --image $(IMAGE)
+
+test-containers:
+	MEDIMAGEOS_CONTAINER_ENGINE="$(ENGINE)" MEDIMAGEOS_IMAGE=$(IMAGE) \
+	  $(PY) -m pytest -q -p no:cacheprovider -m containers tests/containers
