@@ -127,7 +127,7 @@ def cmd_score(args) -> int:
     from scoring.aggregate import score_command
 
     scores = score_command(Path(args.dir), out_json=Path(args.out) if args.out else None,
-                           oracle_fn=_rescore_fn() if args.rescore else None)
+                           oracle_fn=_rescore_fn() if args.rescore else None, baselines=args.baselines)
     from runner.agents.adapters.provenance import add_adapters_section
 
     add_adapters_section(Path(args.dir), Path(args.out) if args.out else Path(args.dir) / "scores.json", scores)
@@ -170,7 +170,7 @@ def _rescore_fn():
 def cmd_report(args) -> int:
     from scoring.report import write_report
 
-    path = write_report(Path(args.dir))
+    path = write_report(Path(args.dir), baselines=args.baselines)
     print(f"report: {path}")
     return 0
 
@@ -264,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dir")
     s.add_argument("--out")
     s.add_argument("--rescore", action="store_true", help="recompute every verdict from state.json")
+    s.add_argument("--baselines", default=None, help="a `medimageos baselines --out` folder to score beside DIR")
     s.set_defaults(fn=cmd_score)
 
     d = sub.add_parser("demo", help="reference + no-op agents on the development subject; scores, report and "
@@ -276,8 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="write report.md / report.html for a results folder")
     rp.add_argument("dir")
+    rp.add_argument("--baselines", default=None, help="a `medimageos baselines --out` folder shown beside DIR")
     rp.set_defaults(fn=cmd_report)
 
+    from runner.cli_baselines import add_parser as add_baselines_parser
+    from runner.cli_compare import add_parser as add_compare_parser
+
+    add_compare_parser(sub)
+    add_baselines_parser(sub)
     from runner.doctor import add_doctor_parser
 
     add_doctor_parser(sub)

@@ -65,7 +65,8 @@ def _ci(block: dict[str, Any], metric: str) -> str:
 
 
 def _agent_label(agent: str, a: dict[str, Any]) -> str:
-    return f"{agent} (baseline)" if a.get("baseline") else agent
+    """Baseline agents are named baseline-*; any other agent flagged as one gets the word added."""
+    return f"{agent} (baseline)" if a.get("baseline") and not agent.startswith("baseline-") else agent
 
 
 def _md_escape(text: str) -> str:
@@ -369,7 +370,7 @@ _NOTES = ("SR, PR and AQ are 0-100 means over valid episodes, reported side by s
           "valid episodes that exhausted their step budget, 'rejected' the share of rejected "
           "actions among all steps. Level columns are episode-pooled SR. Brackets: 95 % interval of "
           "a cluster bootstrap over subjects (all of a subject's episodes resampled together); † marks a "
-          "degenerate interval (fewer than two subjects). Rows marked (baseline) are blind baselines "
+          "degenerate interval (fewer than two subjects). Rows named baseline-* are blind baselines "
           "(`medimageos baselines`): a model's score means something only above theirs.")
 
 
