@@ -63,6 +63,9 @@ clean:
 IMAGE ?= medimageosworld
 PUBLIC_BASE := docker.io/library/python:3.11-slim-bookworm
 OFFLINE_BASE := localhost/bookworm-min
+# pip inside the build trusts this CA bundle too (a build secret, never in a layer): for networks whose
+# HTTPS goes through an intercepting proxy, where the host's pip is configured with PIP_CERT.
+CA_BUNDLE ?= $(PIP_CERT)
 ENGINE = $(eval ENGINE := $(shell \
   if command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; then echo docker; \
   elif command -v podman >/dev/null 2>&1; then echo "podman --runtime runc --cgroup-manager cgroupfs"; fi))$(ENGINE)
@@ -83,8 +86,9 @@ image: image-base
 	    base=$(OFFLINE_BASE); \
 	  fi; \
 	fi; \
-	echo "make image: $(ENGINE) build, base $$base"; start=$$(date +%s); \
-	$(ENGINE) build --network host --build-arg BASE=$$base -f docker/Dockerfile -t $(IMAGE) .; \
+	secret=""; if [ -n "$(CA_BUNDLE)" ] && [ -f "$(CA_BUNDLE)" ]; then secret="--secret id=ca_bundle,src=$(CA_BUNDLE)"; fi; \
+	echo "make image: $(ENGINE) build, base $$base$${secret:+, CA bundle $(CA_BUNDLE)}"; start=$$(date +%s); \
+	$(ENGINE) build --network host --build-arg BASE=$$base $$secret -f docker/Dockerfile -t $(IMAGE) .; \
 	echo "make image: $(IMAGE) built in $$(( $$(date +%s) - start )) s, $$($(ENGINE) image inspect $(IMAGE) --format '{{.Size}}') bytes"
 
 image-test: image-base
