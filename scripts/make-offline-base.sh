@@ -4,6 +4,7 @@
 #
 #   sudo bash scripts/make-offline-base.sh            # makes localhost/bookworm-min (about 3 min)
 #   sudo bash scripts/make-offline-base.sh --setup    # only the podman configuration below
+#   bash scripts/make-offline-base.sh --print-mirror   # only print the mirror it would use
 #
 # 1. debootstrap --variant=minbase bookworm into a temporary folder, from the Debian mirror that this
 #    machine's own apt already uses (/etc/apt/sources.list or /etc/apt/sources.list.d/*.sources). No
@@ -21,6 +22,7 @@ set -euo pipefail
 IMAGE=${BASE_IMAGE:-localhost/bookworm-min}
 SUITE=bookworm
 CONTAINERS_CONF=${CONTAINERS_CONF_PATH:-/etc/containers/containers.conf}
+APT_ETC=${APT_ETC:-/etc/apt}  # overridable for tests/containers (a fake sources tree)
 
 die() { echo "make-offline-base: $*" >&2; exit 1; }
 
@@ -59,13 +61,13 @@ setup_podman() {
 # (sources.list, *.list) or deb822 (*.sources) format. MIRROR=... overrides it.
 apt_mirror() {
   local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+  for f in "$APT_ETC"/sources.list "$APT_ETC"/sources.list.d/*.list; do
     [ -f "$f" ] || continue
     # deb [options] URI SUITE COMPONENTS...
     awk -v s="$SUITE" '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
                          if ($(i + 1) == s) { print $i; exit } }' "$f"
   done | head -n1 | grep . && return 0
-  for f in /etc/apt/sources.list.d/*.sources; do
+  for f in "$APT_ETC"/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     # deb822 stanzas are separated by blank lines; keep the first URI of a "Types: deb" stanza listing SUITE.
     awk -v s="$SUITE" 'BEGIN { RS = ""; FS = "\n" }
@@ -85,6 +87,10 @@ engine() {
   else die "neither podman nor a running docker was found (apt-get install podman runc)"; fi
 }
 
+if [ "${1:-}" = "--print-mirror" ]; then
+  apt_mirror || die "no Debian $SUITE mirror found in $APT_ETC/sources.list or $APT_ETC/sources.list.d/"
+  exit 0
+fi
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap makes device nodes and sets file owners)"
 setup_podman
 [ "${1:-}" = "--setup" ] && exit 0
@@ -95,7 +101,7 @@ if [ "${FORCE:-0}" != 1 ] && $ENGINE image exists "$IMAGE" 2>/dev/null; then
 fi
 command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
 MIRROR=${MIRROR:-$(apt_mirror)} \
-  || die "no Debian $SUITE mirror found in /etc/apt/sources.list or /etc/apt/sources.list.d/ (set MIRROR=...)"
+  || die "no Debian $SUITE mirror found in $APT_ETC/sources.list or $APT_ETC/sources.list.d/ (set MIRROR=...)"
 
 DIR=$(mktemp -d "${TMPDIR:-/var/tmp}/bookworm-min.XXXXXX")
 # The tree is about 150 MB of root-owned files: remove it whatever happens.
