@@ -123,6 +123,9 @@ class ParseResult:
     repairs: list[str] = field(default_factory=list)
     error: str | None = None
     source: str | None = None  # "json" | "computer_13" | "pyautogui" | "word", when recognized
+    # A display-only step (a vendor tool's screenshot, zoom or cursor query): no input, no clock advance,
+    # but it is executed and costs its step; the text is the step's feedback. Set only with action None.
+    display: str | None = None
 
     @property
     def ok(self) -> bool:

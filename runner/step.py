@@ -109,7 +109,8 @@ class StepEngine:
              parse: Callable[..., ParseResult] | None = None) -> StepResult:
         """Parse `raw`, inject it, let the console settle for its nominal duration; returns the receipt.
 
-        A malformed or disallowed action is rejected (no input, no clock advance) with feedback. Console
+        A malformed or disallowed action is rejected (no input, no clock advance) with feedback; a display-only
+        step (ParseResult.display) is executed the same way, without input or clock advance. Console
         faults (ConsoleFault) propagate: the caller decides how the episode ends. `parse` (an agent
         adapter's reader of its model's native format, same signature as parse_action) replaces
         parse_action.
@@ -123,6 +124,8 @@ class StepEngine:
                 self._parser.observe(a)
             self.sim_time = self.console.settle(nominal_duration(a))
             status, feedback = "executed", "done: episode ends" if a.type == "done" else "executed"
+        elif res.display is not None and res.error is None:
+            status, feedback = "executed", res.display  # display only: no input, the clock stands
         else:
             status, feedback = "rejected", res.error or "rejected"
         action = res.action.to_dict() if res.ok else None

@@ -21,9 +21,18 @@ def make_agent(kind: str, **opts: Any):
 
         return RandomAgent(base_seed=int(opts.get("random_seed", 0)))
     if kind == "api":
+        from runner.agents.adapters import VendorToolAdapter, get_adapter
         from runner.agents.api import ApiAgent
         from runner.model_cache import ModelCache
 
+        adapter = get_adapter(opts.get("adapter") or "generic", history_k=opts.get("history_k", 3))
+        if isinstance(adapter, VendorToolAdapter):  # the vendor's own tool, through its own client
+            if not opts.get("model"):
+                raise ValueError(f"--adapter {adapter.name} needs --model")
+            cache = ModelCache(opts["cache_path"]) if opts.get("cache_path") else None
+            return adapter.make_agent(opts["model"], opts.get("base_url"), max_tokens=opts.get("max_tokens", 4096),
+                                      timeout_s=opts.get("timeout_s", 60.0),
+                                      max_retries=opts.get("max_retries", 4), cache=cache)
         if not opts.get("model") or not opts.get("base_url"):
             raise ValueError("--agent api needs --model and --base-url")
         cache = ModelCache(opts["cache_path"]) if opts.get("cache_path") else None

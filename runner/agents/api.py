@@ -46,10 +46,14 @@ def is_local_url(base_url: str) -> bool:
 
 
 def _is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    """Connection errors, timeouts, 408/409/429 and 5xx, for the openai and anthropic clients alike (both
+    name their classes APIConnectionError / APIStatusError)."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "APIConnectionError" in names:  # includes APITimeoutError
         return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
+    status = getattr(exc, "status_code", None)
+    if "APIStatusError" in names and isinstance(status, int):
+        return status in _RETRYABLE_STATUS or status >= 500
     return False
 
 
@@ -78,6 +82,35 @@ def _describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:300] + "..."
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {text}"
+
+
+def call_with_retries(call: Callable[[], Any], info: dict[str, Any], *, where: str,
+                      errors: tuple[type[BaseException], ...], max_retries: int,
+                      delay: Callable[[int, BaseException], float], sleep: Callable[[float], None]) -> Any:
+    """`call()` with the retry policy of this module: client `errors` that are retryable (see _is_retryable)
+    are retried up to `max_retries` times after `delay(attempt, exc)` seconds, others fail at once; either
+    failure raises AgentFault naming `where`. Attempts, errors, backoffs and latency land in `info`."""
+    started = time.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        info["attempts"] = attempt
+        try:
+            result = call()
+        except errors as exc:
+            info["errors"].append(_describe(exc))
+            info["latency_s"] = round(time.monotonic() - started, 4)
+            if not _is_retryable(exc):
+                raise AgentFault(f"{where} failed with a non-retryable error: {_describe(exc)}") from exc
+            if attempt > max_retries:
+                raise AgentFault(f"{where} still failing after {attempt} attempts; last error: "
+                                 f"{_describe(exc)}") from exc
+            wait = delay(attempt, exc)
+            info["backoff_s"].append(wait)
+            sleep(wait)
+            continue
+        info["latency_s"] = round(time.monotonic() - started, 4)
+        return result
 
 
 class ApiAgent:
@@ -259,32 +292,10 @@ class ApiAgent:
         kwargs = dict(request)
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
-        started = time.monotonic()
-        attempt = 0
-        while True:
-            attempt += 1
-            info["attempts"] = attempt
-            try:
-                resp = client.chat.completions.create(**kwargs)
-            except openai.OpenAIError as exc:
-                info["errors"].append(_describe(exc))
-                info["latency_s"] = round(time.monotonic() - started, 4)
-                if not _is_retryable(exc):
-                    raise AgentFault(
-                        f"model endpoint {self.base_url} (model {self.model}) failed with a"
-                        f" non-retryable error: {_describe(exc)}"
-                    ) from exc
-                if attempt > self.max_retries:
-                    raise AgentFault(
-                        f"model endpoint {self.base_url} (model {self.model}) still failing after"
-                        f" {attempt} attempts; last error: {_describe(exc)}"
-                    ) from exc
-                delay = self.backoff_delay(attempt, exc)
-                info["backoff_s"].append(delay)
-                self._sleep(delay)
-                continue
-            break
-        info["latency_s"] = round(time.monotonic() - started, 4)
+        resp = call_with_retries(lambda: client.chat.completions.create(**kwargs), info,
+                                 where=f"model endpoint {self.base_url} (model {self.model})",
+                                 errors=(openai.OpenAIError,), max_retries=self.max_retries,
+                                 delay=self.backoff_delay, sleep=self._sleep)
         if not resp.choices:
             raise AgentFault(f"model endpoint {self.base_url} (model {self.model}) returned no choices")
         choice = resp.choices[0]

@@ -5,7 +5,8 @@
         ...
         server.requests[0]["temperature"]   # every request body, parsed, in arrival order
 
-Each POST /v1/chat/completions consumes the next script item: a `Reply`, a plain string (a normal
+Each POST /v1/chat/completions (or to the given `routes`: the vendor tool tests use /v1/messages and
+/v1/responses with full `Reply(body=...)` answers) consumes the next script item: a `Reply`, a plain string (a normal
 assistant reply with that content, malformed or not), or a callable `body -> Reply | str` for
 replies that depend on the request. When the script runs out the `default` item is used; without
 one the server answers HTTP 400 "script exhausted", which the agent treats as non-retryable.
@@ -76,7 +77,11 @@ def slow(delay_s: float, then: Reply | str = '{"action": "wait", "seconds": 1}')
 class FakeOpenAIServer:
     """OpenAI-compatible HTTP server on 127.0.0.1 (free port) running in a daemon thread."""
 
-    def __init__(self, script: list[ScriptItem] | None = None, default: ScriptItem | None = None) -> None:
+    CHAT_ROUTES = ("/v1/chat/completions", "/chat/completions")
+
+    def __init__(self, script: list[ScriptItem] | None = None, default: ScriptItem | None = None,
+                 routes: tuple[str, ...] = CHAT_ROUTES) -> None:
+        self.routes = routes  # POST paths answered from the script (a vendor tool test: /v1/messages, ...)
         self._script: list[ScriptItem] = list(script or [])
         self.default = default
         self.requests: list[dict[str, Any]] = []  # parsed JSON bodies, in arrival order
@@ -169,7 +174,7 @@ class FakeOpenAIServer:
                     self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
 
             def do_POST(self) -> None:
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                if self.path.rstrip("/") not in server.routes:
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}, {})
                     return
                 length = int(self.headers.get("Content-Length") or 0)
@@ -193,10 +198,10 @@ class FakeOpenAIServer:
 
 
 @contextmanager
-def fake_openai(script: list[ScriptItem] | None = None, default: ScriptItem | None = None
-                ) -> Iterator[FakeOpenAIServer]:
-    """Run a FakeOpenAIServer for the duration of the block."""
-    server = FakeOpenAIServer(script, default).start()
+def fake_openai(script: list[ScriptItem] | None = None, default: ScriptItem | None = None,
+                routes: tuple[str, ...] = FakeOpenAIServer.CHAT_ROUTES) -> Iterator[FakeOpenAIServer]:
+    """Run a FakeOpenAIServer for the duration of the block (answering POSTs to `routes`)."""
+    server = FakeOpenAIServer(script, default, routes).start()
     try:
         yield server
     finally:

@@ -43,8 +43,13 @@ IMAGE_SIZES = {
     "qwen2.5-vl": {(1280, 800): (1288, 812), (1920, 1080): (1932, 1092)},
     "qwen3-vl": {(1280, 800): (1280, 800), (1920, 1080): (1920, 1088)},
     "opencua": {(1280, 800): (1288, 812), (1920, 1080): (1932, 1092)},
+    # GUI-Owl-1.5: factor 16 (1080/16 = 67.5 -> 68*16 = 1088)
+    "gui-owl-1.5": {(1280, 800): (1280, 800), (1920, 1080): (1920, 1088)},
 }
-MAX_IMAGES = {"generic": 1, "ui-tars-1.5": 5, "qwen2.5-vl": 5, "qwen3-vl": 5, "opencua": 3}
+MAX_IMAGES = {"generic": 1, "ui-tars-1.5": 5, "qwen2.5-vl": 5, "qwen3-vl": 5, "opencua": 3, "gui-owl-1.5": 5}
+CHAT_ADAPTERS = list(IMAGE_SIZES)  # the chat-completions adapters; the vendor tools have their own tests
+VENDOR_TOOLS = ["claude-computer", "claude-computer-20251124", "claude-computer-20250124", "openai-computer",
+                "openai-computer-preview"]
 
 
 def make_card(**action_profile) -> TaskCard:
@@ -96,13 +101,14 @@ def text_of(request: dict) -> str:
 def test_agents_list_shows_every_adapter_with_its_format(capsys):
     assert cli_main(["agents", "list"]) == 0
     out = capsys.readouterr().out
-    for name in ("generic", "ui-tars-1.5", "qwen2.5-vl", "qwen3-vl", "opencua"):
+    for name in CHAT_ADAPTERS + VENDOR_TOOLS:
         assert name in out
     assert "model family" in out and "source format" in out and "coordinates" in out and "history" in out
     assert cli_main(["agents", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in rows] == ["generic", "ui-tars-1.5", "qwen2.5-vl", "qwen3-vl", "opencua"]
-    assert all(r["serve"].startswith("vllm serve") for r in rows)
+    assert [r["name"] for r in rows] == CHAT_ADAPTERS + VENDOR_TOOLS
+    assert all(r["serve"].startswith("vllm serve") for r in rows[:len(CHAT_ADAPTERS)])
+    assert all(f"medimageos run --agent api --adapter {r['name']} " in r["serve"] for r in rows[len(CHAT_ADAPTERS):])
 
 
 def test_smart_resize_matches_the_published_rule_on_worked_examples():
@@ -136,11 +142,12 @@ REPLY_FOR = {  # a valid reply per adapter, to build history with
     "qwen2.5-vl": '<tool_call>\n{"name": "computer_use", "arguments": {"action": "wait", "time": 1}}\n</tool_call>',
     "qwen3-vl": 'Action: Wait.\n<tool_call>\n{"name": "computer_use", "arguments": {"action": "wait", "time": 1}}\n</tool_call>',
     "opencua": "## Thought:\nI wait.\n## Action:\nWait a second.\n## Code:\n```python\npyautogui.moveTo(0.5, 0.5)\n```",
+    "gui-owl-1.5": 'Action: Wait.\n<tool_call>\n{"name": "computer_use", "arguments": {"action": "wait", "time": 1}}\n</tool_call>',
 }
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("name", list(ADAPTERS))
+@pytest.mark.parametrize("name", CHAT_ADAPTERS)
 def test_screenshot_size_and_number_of_history_images(name, screen):
     steps = 7
     with fake_openai(default=REPLY_FOR[name]) as server:
@@ -170,7 +177,7 @@ def test_screenshot_size_and_number_of_history_images(name, screen):
         assert "feedback-2" in text  # the rejected step's feedback reaches the model
     if name == "ui-tars-1.5":  # every earlier reply replayed as an assistant message
         assert sum(m["role"] == "assistant" for m in last["messages"]) == steps - 1
-    if name in ("qwen2.5-vl", "qwen3-vl"):  # 4 replayed with images, the 2 older ones as text
+    if name in ("qwen2.5-vl", "qwen3-vl", "gui-owl-1.5"):  # 4 replayed with images, the 2 older ones as text
         assert sum(m["role"] == "assistant" for m in last["messages"]) == 4
         assert "Step 1: " in text and "Step 2: " in text and "Previous actions:" in text
     if name == "opencua":
@@ -205,8 +212,7 @@ def test_native_prompts_follow_the_published_text_and_the_task_profile():
     o = get_adapter("opencua").system_prompt(card)
     assert o.startswith("You are a GUI agent. You are given a task and a screenshot of the screen.")
     assert "computer.terminate" in o and "pyautogui.dragTo" not in o
-    names = [f"api:{n}:m" for n in ADAPTERS if n != "generic"]
-    assert len({get_adapter(n).prompt_hash() for n in ADAPTERS}) == len(ADAPTERS) and len(names) == 4
+    assert len({get_adapter(n).prompt_hash() for n in ADAPTERS}) == len(ADAPTERS) == 11
 
 
 # -- replies -> screen pixels ------------------------------------------------------------------

@@ -44,6 +44,14 @@ class AdapterReject(Exception):
     """A reply that cannot be read in the adapter's format; the message is the agent's feedback."""
 
 
+@dataclass(frozen=True)
+class DisplayStep:
+    """What parse_native returns for a display-only tool action (a vendor tool's screenshot, zoom or cursor
+    query): the step is executed without input or clock advance and `feedback` is its feedback text."""
+
+    feedback: str
+
+
 class Adapter:
     """Base class; subclasses set the class attributes and implement build_messages/parse_native."""
 
@@ -103,6 +111,8 @@ class Adapter:
         except Exception as exc:  # noqa: BLE001 - a parser bug must not end the episode
             return ParseResult(None, repairs, f"internal error reading the reply ({type(exc).__name__}); "
                                               f"answer in the {self.source_format} format", self.name)
+        if isinstance(action, DisplayStep):
+            return ParseResult(None, repairs, None, self.name, display=action.feedback)
         if isinstance(action, str):  # a pyautogui call rewritten into screen pixels
             res = parse_action(action, profile, screen, state=state)
         else:
@@ -110,9 +120,9 @@ class Adapter:
         return ParseResult(res.action, repairs + res.repairs, res.error, self.name)
 
     def parse_native(self, raw: str, profile: ActionProfile, screen: tuple[int, int], state: ParserState | None,
-                     repairs: list[str]) -> dict[str, Any] | str:
+                     repairs: list[str]) -> dict[str, Any] | str | DisplayStep:
         """The reply as a project JSON action dict in screen pixels (or a pyautogui call string in
-        pixels); raise AdapterReject with feedback when it cannot be read."""
+        pixels, or a DisplayStep); raise AdapterReject with feedback when it cannot be read."""
         raise NotImplementedError
 
     # -- helpers for subclasses ---------------------------------------------------------------

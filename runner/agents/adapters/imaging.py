@@ -58,3 +58,34 @@ def resize_png(png: bytes, size: tuple[int, int]) -> bytes:
     with Image.open(io.BytesIO(png)) as im:
         rgb = im.convert("RGB").resize(tuple(size), Image.Resampling.BICUBIC)
         return encode_png(np.asarray(rgb))
+
+
+def fit_size(size: tuple[int, int], max_long_edge: int, max_pixels: int, *, upscale: bool = False
+             ) -> tuple[int, int]:
+    """(width, height) scaled, aspect kept, to the largest size whose long edge is <= max_long_edge and
+    whose pixel count is <= max_pixels (each side floored, at least 1). Without `upscale` a size already
+    inside both is returned as is (the vendors' computer-use rule for screenshots: Anthropic 1568 px and
+    ~1.15 MP); with it a smaller size is scaled up to fill the budget (a zoomed region)."""
+    w, h = size
+    if w <= 0 or h <= 0:
+        raise ValueError(f"image size must be positive, got {w}x{h}")
+    scale = min(max_long_edge / max(w, h), math.sqrt(max_pixels / (w * h)))
+    if not upscale:
+        scale = min(1.0, scale)
+    if scale == 1.0:
+        return w, h
+    return max(1, int(w * scale)), max(1, int(h * scale))
+
+
+def crop_png(png: bytes, box: tuple[int, int, int, int], size: tuple[int, int] | None = None) -> bytes:
+    """The region box = (x0, y0, x1, y1) (pixels, x1/y1 exclusive) of a PNG, resampled to `size`
+    (bicubic) when given; the runner's own encoder, so the same input gives the same bytes."""
+    from PIL import Image
+
+    from runner.capture import encode_png
+
+    with Image.open(io.BytesIO(png)) as im:
+        region = im.convert("RGB").crop(box)
+        if size is not None and tuple(size) != region.size:
+            region = region.resize(tuple(size), Image.Resampling.BICUBIC)
+        return encode_png(np.asarray(region))
