@@ -61,7 +61,7 @@ def cmd_show(args) -> int:
             info["organs_ml"] = {k: round(orc.organ_volume_ml(k)) for k in
                                  ("lungs", "heart", "liver", "spleen", "kidney_left", "kidney_right", "bladder")
                                  if k in orc.meta["organ_labels"]}
-            info["capabilities"] = orc.capabilities
+            info["cannot_serve"] = _unserved(orc.meta)
         except SubjectError as e:   # e.g. run under MEDIMAGEOS_ROLE=console: no landmarks
             info["oracle"] = str(e)
         print(json.dumps(info, indent=1, default=float))
@@ -73,6 +73,14 @@ def cmd_show(args) -> int:
     except OSError as e:
         return _err(f"cannot write {args.png}: {e}")
     return 0
+
+
+def _unserved(oracle_meta: dict) -> dict[str, list[str]]:
+    """Shipped card id -> what the subject lacks for it: the check `medimageos run` applies before it
+    starts (scoring/capabilities.py, used by runner/run.py: expand)."""
+    from scoring.capabilities import features, unserved
+    from tasks.card import all_cards
+    return unserved(all_cards(), features(oracle_meta))
 
 
 def cmd_import(args) -> int:

@@ -68,10 +68,10 @@ def _mr_needs(e: Any) -> list[str]:
         return ["heart"]
     if kind in ("renal_slab", "renal_numeric", "renal_recovery", "renal_adequacy"):
         return list(R.KIDNEYS)
-    if e.family == R.MAPPING:
+    if e.family == R.MAPPING and kind != "stopped_row_retry":
         # the mid-ventricular ROI on the long axis (lv_myocardium label), the shim box over the heart
         return [LV_AXIS, "lv_myocardium", "heart"]
-    return []  # queue, row, viewer and judgement tasks read no anatomy
+    return []  # queue, row, viewer, judgement and stopped-row tasks read no anatomy
 
 
 def _us_needs(e: Any) -> list[str]:

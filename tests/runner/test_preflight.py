@@ -71,6 +71,17 @@ def test_import_reports_what_the_run_will_refuse(imported):
     assert {"L4_4ch", "L5_sax_stack", "ccta_heart_coverage_isocenter"} <= set(refused)
 
 
+def test_show_lists_the_same_refusals(imported, capsys):
+    from runner.cli_subjects import main
+
+    sid, _, _ = imported
+    assert main(["subjects", "show", sid]) == 0
+    info = json.loads(capsys.readouterr().out)
+    have = subject_features(sid)
+    assert info["cannot_serve"] == {c.id: missing(c, have) for c in all_cards() if missing(c, have)}
+    assert info["cannot_serve"]["L4_4ch"] == list(CARDIAC_LANDMARKS)
+
+
 def test_run_refuses_a_card_the_subject_cannot_serve_before_starting_anything(imported):
     sid, tmp, _ = imported
     out = tmp / "results"
@@ -127,6 +138,8 @@ def test_needs_name_what_the_oracle_and_solver_read(dev_meta):
     assert set(CARDIAC_LANDMARKS) <= set(needs)
     assert set(card_needs(load_card("ccta_heart_coverage_isocenter"))) >= {"heart", "aorta", "aorta_descending"}
     assert card_needs(load_card("us_kidney_long_axis_search_v1")) == ("kidney_left",)
+    assert card_needs(load_card("L6_stopped_row_retry")) == ()  # the retry reads events, not anatomy
+    assert "lv_long_axis" in card_needs(load_card("mr_t1t2_mapping_parameters"))
     # dev without its reference planes and long axis (what an imported map lacks) fails exactly those
     bare = dict(dev_meta, planes={}, lv_long_axis=None)
     assert missing(load_card("L4_4ch"), features(bare)) == ["4ch_plane", "lv_long_axis"]
