@@ -87,14 +87,19 @@ def _scripts(card: Any, kinds: Sequence[str]) -> dict[str, tuple[list, str, dict
 def _episode_verdict(card: Any, subject: str, seed: int, kind: str, ops: list, termination: str,
                      note: dict[str, Any]) -> Any:
     """Replay `ops` headless and make the episode's verdict (INVALID on any runner or scorer fault)."""
+    from runner.agents.reference.common import wait_seconds
+    from runner.headless.drive import OP_SECONDS
     from runner.headless.shortcut import replay
     from scoring.score import require_done
     from scoring.verdict import Verdict
 
     t0 = time.monotonic()
-    steps = sum(op.name != "done" for op in ops)
+    played = ops[:next((i for i, op in enumerate(ops) if op.name == "done"), len(ops))]
+    # what replay's clock advanced: a wait what it asked, any other operation one GUI step
+    sim = sum(wait_seconds(op.args["seconds"]) if op.name == "wait" else OP_SECONDS for op in played)
     common = dict(task=card.id, task_version=card.version, modality=card.modality, level=card.level,
-                  subject=subject, seed=seed, agent=agent_name(kind), steps=steps, termination=termination)
+                  subject=subject, seed=seed, agent=agent_name(kind), steps=len(played), termination=termination,
+                  sim_seconds=round(sim, 3))
     details = {"baseline": {"kind": kind, "path": "headless", **note,
                             "rejected_steps": "not counted (refused operations are skipped)"}}
     try:

@@ -117,6 +117,7 @@ def test_baselines_headless_then_score_and_report_show_them_with_intervals(tmp_p
     assert verdicts["baseline-fixed-script", "s01"]["sr"] == 0.0
     noop = verdicts["baseline-noop", "s01"]
     assert noop["outcome"] != "PASS" and noop["steps"] == max_steps and noop["termination"] == "budget"
+    assert noop["sim_seconds"] == pytest.approx(1.0 * max_steps)  # as NoopAgent in the GUI: 1 s a step
     assert verdicts["baseline-constant-answer", "s01"]["details"]["baseline"]["path"] == "headless"
     manifest = json.loads((out / "baselines.json").read_text())
     assert set(manifest["baselines"]) == {"baseline-noop", "baseline-fixed-script", "baseline-constant-answer"}
