@@ -125,7 +125,7 @@ class ClaudeComputerAdapter(VendorToolAdapter):
         if action in _NOT_HERE:
             raise AdapterReject(_NOT_HERE[action])
         if action == "zoom" and not self.zoom:
-            action = "unknown"
+            raise AdapterReject(f"unknown action 'zoom' of the {self.tool_type} tool (it has no zoom)")
 
         def at(key: str = "coordinate") -> tuple[int, int]:
             if inp.get(key) is None:
