@@ -144,3 +144,11 @@ def test_needs_name_what_the_oracle_and_solver_read(dev_meta):
     bare = dict(dev_meta, planes={}, lv_long_axis=None)
     assert missing(load_card("L4_4ch"), features(bare)) == ["4ch_plane", "lv_long_axis"]
     assert missing(load_card("ct_renal_bilateral_coverage"), features(bare)) == []
+
+
+def test_every_cohort_subject_serves_every_card(subject_cache):
+    """The generator gives every subject the same anatomy: what lets the preflight skip unbuilt ones."""
+    from tests.rendering.subject_cache import ALL_IDS
+
+    assert all(subject_features(s) is not None for s in ALL_IDS)
+    preflight(all_cards(), ALL_IDS)
