@@ -17,7 +17,7 @@ import math
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 from PySide6 import QtCore, QtWidgets
@@ -56,8 +56,8 @@ class Entry:
     """A NumberField built from a Parameter, with what it committed and said."""
 
     field: NumberField
-    commits: list[float] = field(default_factory=list)
-    said: list[tuple[str, bool]] = field(default_factory=list)
+    commits: list[float]  # values handed to the model
+    said: list[tuple[str, bool]]  # (status-line words, refused)
 
     def type(self, qtbot, text: str, key: Key | None = Key.Key_Return) -> None:
         """Select the whole text (ctrl+a, as agents do), type `text`, then press `key` (None: no key)."""
@@ -68,11 +68,13 @@ class Entry:
 
 
 def _entry(p: Parameter, value: float) -> Entry:
-    e = Entry(None)  # type: ignore[arg-type]
-    e.field = number_field(p.widget_name, p.lo, p.hi, p.decimals, p.step, p.unit, e.commits.append, p.label,
-                           lambda text, refused: e.said.append((text, refused)))
-    e.field.setValue(value)
-    return e
+    """A field for `p` as a parameter card builds it, showing `value`."""
+    commits: list[float] = []
+    said: list[tuple[str, bool]] = []
+    f = number_field(p.widget_name, p.lo, p.hi, p.decimals, p.step, p.unit, commits.append, p.label,
+                     lambda text, refused: said.append((text, refused)))
+    f.setValue(value)
+    return Entry(f, commits, said)
 
 
 @pytest.fixture()
