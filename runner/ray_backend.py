@@ -3,16 +3,26 @@
 The driver keeps the retry policy of the local backend (runner.parallel.RetryBook): an actor that
 dies (RayActorError) or whose episode runs past its deadline is killed with ``ray.kill`` (its Xvfb
 and console die with it through PR_SET_PDEATHSIG), replaced, and the episode is retried; INVALID
-verdicts are retried up to `max_invalid_retries` times. On a cluster, `out` must be a path every
-node sees (a shared filesystem): actors write the episode folders themselves.
+verdicts are retried up to `max_invalid_retries` times.
+
+No shared filesystem is needed: `out` is only the driver's. An actor runs each episode into a scratch
+folder of its own node, reads the finished folder back (screenshots, receipts, state, card, log, verdict)
+and returns it with the verdict; the scratch copy is deleted. The driver writes the folder beside its final
+place and renames it in (runner.results.publish), so `out` only ever holds complete episodes and a resumed
+run skips exactly the delivered ones. A folder is written once: only an accepted verdict's folder is
+written (an INVALID that will be retried is not), and an episode whose actor died (its node killed, say)
+delivers nothing and is retried on another actor.
 """
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
+from runner import results
 from runner.episode import EpisodeSpec
 from runner.parallel import DEFAULT_MAX_CRASH_RETRIES, RetryBook, episode_deadline_s
 from runner.run import Progress
@@ -24,11 +34,12 @@ WATCH_TICK_S = 1.0
 class EpisodeActor:
     """Body of the Ray actor: runs episodes on its own display."""
 
-    def __init__(self, agent_factory: Callable[[], Any], out: str, coord_scale: str,
-                 reuse: bool | None = None) -> None:
+    def __init__(self, agent_factory: Callable[[], Any], coord_scale: str, reuse: bool | None = None) -> None:
         from runner.console_process import ConsoleKeeper
 
-        self.agent_factory, self.out, self.coord_scale = agent_factory, Path(out), coord_scale
+        self.agent_factory, self.coord_scale = agent_factory, coord_scale
+        # Scratch on this actor's own node; the driver's `out` may not exist here (no shared filesystem).
+        self.scratch = Path(tempfile.mkdtemp(prefix="medimageos-actor-"))
         self.display = None
         self.keeper = ConsoleKeeper(reuse)  # the actor's console, reset in place between clean episodes
 
@@ -45,19 +56,63 @@ class EpisodeActor:
             if d is not None:
                 d.stop()
             self.display = VirtualDisplay(w, h).start()
+        agent = self.agent_factory()
+        final = results.episode_dir(self.scratch, agent.name, spec.card.id, spec.subject, spec.seed)
+        shutil.rmtree(final, ignore_errors=True)  # never a leftover of an earlier attempt on this actor
         try:
-            v = run_episode(spec, self.agent_factory(), self.out, self.display, coord_scale=self.coord_scale,
+            v = run_episode(spec, agent, self.scratch, self.display, coord_scale=self.coord_scale,
                             keeper=self.keeper)
+            files = read_episode_folder(final)
         except BaseException:
             self.keeper.discard()
             raise
-        return v.model_dump()
+        finally:
+            shutil.rmtree(final, ignore_errors=True)
+        return {"verdict": v.model_dump(), "files": files, "node": _node_name()}
 
     def shutdown(self) -> None:
         self.keeper.close()
         if self.display is not None:
             self.display.stop()
             self.display = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _node_name() -> str:
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def read_episode_folder(folder: Path) -> dict[str, bytes]:
+    """Every file of a finished episode folder, by path relative to it (POSIX separators)."""
+    if not (folder / "verdict.json").is_file():
+        raise FileNotFoundError(f"episode folder {folder} has no verdict.json: not finished")
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def install_episode_folder(final: Path, files: dict[str, bytes]) -> None:
+    """Write a shipped episode folder at `final` atomically: into a temporary sibling, then renamed in.
+
+    Paths come from another machine, so each must stay inside the folder (no absolute path, no `..`)."""
+    if "verdict.json" not in files:
+        raise ValueError(f"shipped episode for {final} has no verdict.json")
+    work = results.fresh_work_dir(final)
+    try:
+        for rel, data in files.items():
+            pp = PurePosixPath(rel)
+            if pp.is_absolute() or ".." in pp.parts or not pp.parts:
+                raise ValueError(f"shipped episode for {final} has an unsafe path {rel!r}")
+            dest = work.joinpath(*pp.parts)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with open(dest, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        results.publish(work, final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
 def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Path, agent_name: str,
@@ -90,7 +145,9 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
     Actor = ray.remote(num_cpus=num_cpus_per_worker, max_restarts=0, max_task_retries=0)(EpisodeActor)
 
     def new_actor():
-        return Actor.remote(agent_factory, str(out), coord_scale, reuse)
+        return Actor.remote(agent_factory, coord_scale, reuse)
+
+    shipped_bytes: list[int] = []
 
     n = max(1, min(workers, len(book.queue)))
     actors = [new_actor() for _ in range(n)]
@@ -115,7 +172,17 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
                         _replace(ray, actors, slot, new_actor)
                         book.crashed(idx, f"actor failed: {type(exc).__name__}: {str(exc)[:300]}")
                         continue
-                    book.finished(idx, Verdict.model_validate(payload))
+                    v = Verdict.model_validate(payload["verdict"])
+                    if not (v.outcome == "INVALID" and book.invalid_tries[idx] < book.max_invalid):
+                        # accepted: its folder is written now, once (a retried INVALID's never is)
+                        s = specs[idx]
+                        final = results.episode_dir(out, agent_name, s.card.id, s.subject, s.seed)
+                        if results.is_finished(final, s.card.version):
+                            raise RuntimeError(f"{final} was delivered twice (from {payload.get('node')}); "
+                                               "an episode must be written exactly once")
+                        install_episode_folder(final, payload["files"])
+                        shipped_bytes.append(sum(len(b) for b in payload["files"].values()))
+                    book.finished(idx, v)
                     continue
                 deadline = episode_timeout_s or episode_deadline_s(specs[idx])
                 if now - t0 > deadline:
@@ -134,6 +201,10 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
                 pass
         if started_ray:
             ray.shutdown()
+    if shipped_bytes:
+        print(f"ray: {len(shipped_bytes)} episode folders shipped to {out}, "
+              f"{sum(shipped_bytes) / len(shipped_bytes) / 1e6:.2f} MB each on average",
+              file=book.progress.out, flush=True)
     return list(book.verdicts)  # type: ignore[arg-type]
 
 
