@@ -153,15 +153,27 @@ def run_headless(cards: Sequence[Any], subjects: list[str], seeds: list[int], ki
     """The headless baselines over cards x subjects x seeds into `out`; finished episodes are skipped."""
     jobs = [(c.id, subjects, seeds, list(kinds), str(out)) for c in cards]
     totals: dict[str, int] = {}
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as ex:
-            parts = list(ex.map(_card_job, jobs))
-    else:
-        parts = [_card_job(j) for j in jobs]
-    for part in parts:
-        for k, n in part.items():
-            totals[k] = totals.get(k, 0) + n
+    t0 = time.monotonic()
+    with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as ex:
+        for i, (job, part) in enumerate(zip(jobs, ex.map(_card_job, jobs)), 1):
+            print(f"[{i}/{len(jobs)}] {job[0]}: {json.dumps(part, sort_keys=True)} "
+                  f"({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+            for k, n in part.items():
+                totals[k] = totals.get(k, 0) + n
     return totals
+
+
+class _InProcess:
+    """The executor interface for one worker: cards run one after the other in this process."""
+
+    def __enter__(self) -> "_InProcess":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def map(self, fn, items):
+        return map(fn, items)
 
 
 def run_random(cards: Sequence[Any], subjects: list[str], seeds: list[int], out: Path, random_seed: int,
