@@ -55,7 +55,7 @@ def cmd_tasks_publish_media(args) -> int:
 
 def agent_options(args) -> dict:
     return {"model": getattr(args, "model", None), "base_url": getattr(args, "base_url", None),
-            "temperature": getattr(args, "temperature", 0.0), "max_tokens": getattr(args, "max_tokens", 512),
+            "temperature": getattr(args, "temperature", 0.0), "max_tokens": getattr(args, "max_tokens", None),
             "timeout_s": getattr(args, "timeout", 60.0), "max_retries": getattr(args, "max_retries", 4),
             "history_k": getattr(args, "history_k", 3), "replay_from": getattr(args, "replay_from", None),
             "random_seed": getattr(args, "random_seed", 0), "adapter": getattr(args, "adapter", None),
@@ -200,9 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="results")
     r.add_argument("--coord-scale", default="pixels", choices=["pixels", "norm1000"])
     r.add_argument("--model")
-    r.add_argument("--base-url")
+    r.add_argument("--base-url", help="the model endpoint (the vendor's own by default for claude-computer* and "
+                   "openai-computer*)")
     r.add_argument("--temperature", type=float, default=0.0)
-    r.add_argument("--max-tokens", type=int, default=512)
+    r.add_argument("--max-tokens", type=int, default=None,
+                   help="reply token limit (default 512; 4096 for the vendors' computer-use tools)")
     r.add_argument("--timeout", type=float, default=60.0)
     r.add_argument("--max-retries", type=int, default=4)
     r.add_argument("--history-k", type=int, default=3, help="steps of text history (generic adapter)")

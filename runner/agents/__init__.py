@@ -30,14 +30,14 @@ def make_agent(kind: str, **opts: Any):
             if not opts.get("model"):
                 raise ValueError(f"--adapter {adapter.name} needs --model")
             cache = ModelCache(opts["cache_path"]) if opts.get("cache_path") else None
-            return adapter.make_agent(opts["model"], opts.get("base_url"), max_tokens=opts.get("max_tokens", 4096),
+            return adapter.make_agent(opts["model"], opts.get("base_url"), max_tokens=opts.get("max_tokens") or 4096,
                                       timeout_s=opts.get("timeout_s", 60.0),
                                       max_retries=opts.get("max_retries", 4), cache=cache)
         if not opts.get("model") or not opts.get("base_url"):
             raise ValueError("--agent api needs --model and --base-url")
         cache = ModelCache(opts["cache_path"]) if opts.get("cache_path") else None
         return ApiAgent(opts["model"], opts["base_url"], temperature=opts.get("temperature", 0.0),
-                        max_tokens=opts.get("max_tokens", 512), timeout_s=opts.get("timeout_s", 60.0),
+                        max_tokens=opts.get("max_tokens") or 512, timeout_s=opts.get("timeout_s", 60.0),
                         max_retries=opts.get("max_retries", 4), history_k=opts.get("history_k", 3),
                         cache=cache, adapter=opts.get("adapter") or "generic")
     if kind == "replay":

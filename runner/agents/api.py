@@ -172,6 +172,9 @@ class ApiAgent:
         self._client: openai.OpenAI | None = None
         if adapter is None or isinstance(adapter, str):
             adapter = get_adapter(adapter or "generic", history_k=history_k)
+        if getattr(adapter, "make_agent", None) is not None:
+            raise ValueError(f"{adapter.name} speaks its vendor's computer-use tool, not chat completions: "
+                             "build its agent with runner.agents.make_agent or adapter.make_agent")
         self.adapter: Adapter = adapter
         # the generic adapter keeps the old name, so earlier results folders stay this agent's
         self.name = f"api:{model}" if adapter.name == "generic" else f"api:{adapter.name}:{model}"

@@ -13,12 +13,11 @@ import math
 import re
 
 import pytest
+import ui_tars.action_parser as ui_tars  # the test extra installs it: without it the guard fails, not skips
 
 from runner.agents.adapters import get_adapter
 from runner.agents.adapters.imaging import smart_resize
 from tasks.card import load_card
-
-ui_tars = pytest.importorskip("ui_tars.action_parser")
 
 PROFILE = load_card("ct_ui_smoke_routine").action_profile  # keys Enter, ..., ctrl+a
 SCREENS = [(1280, 800), (1920, 1080), (2560, 1440), (1024, 768), (3840, 2160), (1366, 768)]
