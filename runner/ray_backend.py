@@ -142,7 +142,11 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
         else:
             ray.init(num_cpus=max(workers, 1), include_dashboard=False)
         started_ray = True
-    Actor = ray.remote(num_cpus=num_cpus_per_worker, max_restarts=0, max_task_retries=0)(EpisodeActor)
+    # SPREAD: actors go to different nodes where there is room, so one node lost (a worker container
+    # killed) takes as few running episodes with it as possible and its replacements land on nodes with
+    # free CPUs; on one machine it changes nothing.
+    Actor = ray.remote(num_cpus=num_cpus_per_worker, max_restarts=0, max_task_retries=0,
+                       scheduling_strategy="SPREAD")(EpisodeActor)
 
     def new_actor():
         return Actor.remote(agent_factory, coord_scale, reuse)
