@@ -37,7 +37,7 @@ from typing import Any
 from runner.actions import ParserState
 from runner.agents.adapters.base import Adapter, AdapterReject, DisplayStep
 from runner.agents.adapters.imaging import crop_png, fit_size, resize_png
-from runner.agents.base import AgentFault, Observation, StepRecord
+from runner.agents.base import Observation, StepRecord
 from runner.model_cache import ModelCache, request_key
 from tasks.card import ActionProfile, TaskCard
 
@@ -249,9 +249,7 @@ class VendorToolAgent:
             if self.cache is not None:
                 self.cache.put(key, response)
         self._results, self._notes = [], []
-        calls = self._accept(response, info)
-        if not calls:
-            raise AgentFault(f"{self.base_url} (model {self.model}) answered with nothing to act on")
+        calls = self._accept(response, info)  # never empty: a turn without calls is an end of turn
         n = len(calls)
         for i, (raw, call, extra) in enumerate(calls):
             step_info = info if i == 0 else {k: info[k] for k in ("model", "base_url", "adapter", "adapter_version",
