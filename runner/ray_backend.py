@@ -29,6 +29,11 @@ from runner.run import Progress
 from scoring.verdict import Verdict
 
 WATCH_TICK_S = 1.0
+# An actor that died on a node makes the node suspect for this long: its replacement is placed on another
+# node. A node being lost (a worker container killed) is noticed by Ray's health checks only after several
+# seconds; until then SPREAD would put the replacement right back on the dying node, which has the fewest
+# actors, and the episode would spend a second retry there (seen: ActorUnavailableError, then ActorDiedError).
+SUSPECT_NODE_S = 120.0
 
 
 class EpisodeActor:
@@ -45,6 +50,11 @@ class EpisodeActor:
 
     def pid(self) -> int:
         return os.getpid()
+
+    def node_id(self) -> str:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def run(self, spec: EpisodeSpec) -> dict[str, Any]:
         from runner.display import VirtualDisplay
@@ -148,13 +158,40 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
     Actor = ray.remote(num_cpus=num_cpus_per_worker, max_restarts=0, max_task_retries=0,
                        scheduling_strategy="SPREAD")(EpisodeActor)
 
-    def new_actor():
-        return Actor.remote(agent_factory, coord_scale, reuse)
+    suspects: dict[str, float] = {}  # node id -> when an actor of ours died there
+    where: list[Any] = []  # per slot: a ref to the node id of its actor
+
+    def new_actor(slot: int):
+        now = time.monotonic()
+        avoid = {nid for nid, t in suspects.items() if now - t < SUSPECT_NODE_S}
+        target = _other_node(ray, num_cpus_per_worker, avoid, [_resolved(ray, r) for r in where]) if avoid else None
+        if target:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            actor = Actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(target, soft=True)).remote(
+                agent_factory, coord_scale, reuse)
+        else:
+            actor = Actor.remote(agent_factory, coord_scale, reuse)
+        ref = actor.node_id.remote()
+        if slot < len(where):
+            where[slot] = ref
+        else:
+            where.append(ref)
+        return actor
+
+    def replace(slot: int, died: bool) -> None:
+        if died and (nid := _resolved(ray, where[slot])):
+            suspects[nid] = time.monotonic()
+        try:
+            ray.kill(actors[slot], no_restart=True)
+        except Exception:  # noqa: BLE001 - already dead is fine
+            pass
+        actors[slot] = new_actor(slot)
 
     shipped_bytes: list[int] = []
 
     n = max(1, min(workers, len(book.queue)))
-    actors = [new_actor() for _ in range(n)]
+    actors = [new_actor(slot) for slot in range(n)]
     jobs: dict[int, tuple[Any, int, float]] = {}  # slot -> (ref, episode index, start time)
     try:
         while book.pending():
@@ -173,7 +210,7 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
                     try:
                         payload = ray.get(ref)
                     except (RayActorError, RayError) as exc:
-                        _replace(ray, actors, slot, new_actor)
+                        replace(slot, died=True)
                         book.crashed(idx, f"actor failed: {type(exc).__name__}: {str(exc)[:300]}")
                         continue
                     v = Verdict.model_validate(payload["verdict"])
@@ -191,7 +228,7 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
                 deadline = episode_timeout_s or episode_deadline_s(specs[idx])
                 if now - t0 > deadline:
                     del jobs[slot]
-                    _replace(ray, actors, slot, new_actor)
+                    replace(slot, died=False)  # a hang is the episode's, not the node's
                     book.crashed(idx, f"episode exceeded its {deadline:.0f} s deadline (actor killed)")
     finally:
         for a in actors:
@@ -212,9 +249,16 @@ def run_ray(specs: list[EpisodeSpec], agent_factory: Callable[[], Any], out: Pat
     return list(book.verdicts)  # type: ignore[arg-type]
 
 
-def _replace(ray, actors: list, slot: int, new_actor) -> None:
+def _resolved(ray, ref) -> str | None:
+    """The value of an actor's node-id ref if it is already there (never waits), else None."""
     try:
-        ray.kill(actors[slot], no_restart=True)
-    except Exception:  # noqa: BLE001 - already dead is fine
-        pass
-    actors[slot] = new_actor()
+        return ray.get(ref, timeout=0)
+    except Exception:  # noqa: BLE001 - not ready, or its actor died before answering
+        return None
+
+
+def _other_node(ray, cpus: float, avoid: set[str], placed: list[str | None]) -> str | None:
+    """An alive node not in `avoid` with at least `cpus` CPUs, the one with the fewest of our actors."""
+    nodes = [nd["NodeID"] for nd in ray.nodes()
+             if nd.get("Alive") and nd["NodeID"] not in avoid and nd.get("Resources", {}).get("CPU", 0) >= cpus]
+    return min(nodes, key=placed.count) if nodes else None
