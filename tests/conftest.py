@@ -27,6 +27,29 @@ exit 1
 """
 
 
+_CACHE_ENV = "MEDIMAGEOS_CACHE"
+_cache_env_before: list[str | None] = []
+
+
+def pytest_configure(config) -> None:
+    """MEDIMAGEOS_CACHE is set once, before any test runs, to the cache every test and every process it
+    starts shares (tests/rendering/subject_cache.py: cache_base); restored when the session ends. No
+    fixture sets it, so no test sees it change under it (tests that need another cache monkeypatch it)."""
+    from tests.rendering.subject_cache import cache_base
+
+    _cache_env_before.append(os.environ.get(_CACHE_ENV))
+    os.environ[_CACHE_ENV] = str(cache_base())
+
+
+def pytest_unconfigure(config) -> None:
+    if _cache_env_before:
+        before = _cache_env_before.pop()
+        if before is None:
+            os.environ.pop(_CACHE_ENV, None)
+        else:
+            os.environ[_CACHE_ENV] = before
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """A test that uses the display fixture is a display test."""
     for item in items:

@@ -8,6 +8,7 @@ cropped read 54 of 54; without the crop 33 of 54.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from collections.abc import Iterator
@@ -41,14 +42,28 @@ def prepare(img: Image.Image, scale: int = 3) -> Image.Image:
 READING_SCALES = (3, 4, 5)
 
 
+# Readings by (pixels, layout, scale): a test grabs the same pixels many times (a field's disabled grab at its
+# minimum equals another field's with the same range; the eight TGC pots share one), and every Tesseract call
+# is a new process (~0.2 s). Tesseract is deterministic for the same input, so a repeat reads the same.
+_READ_CACHE: dict[tuple[str, bool, int], str] = {}
+
+
+def _pixels_key(img: Image.Image) -> str:
+    rgb = img.convert("RGB")
+    return hashlib.sha1(f"{rgb.size}".encode() + rgb.tobytes()).hexdigest()
+
+
 def read_text(img: Image.Image, single_line: bool = True, scale: int = 3) -> str:
     """The text Tesseract reads in `img`, whitespace collapsed; the unicode minus read as '-'."""
-    import pytesseract
+    key = (_pixels_key(img), single_line, scale)
+    if key not in _READ_CACHE:
+        import pytesseract
 
-    cfg = "--psm 7" if single_line else "--psm 6"
-    text = pytesseract.image_to_string(prepare(img, scale), config=cfg)
-    text = text.replace("\u2212", "-").replace("\u2014", "-").replace("\u2013", "-")
-    return " ".join(text.split())
+        cfg = "--psm 7" if single_line else "--psm 6"
+        text = pytesseract.image_to_string(prepare(img, scale), config=cfg)
+        text = text.replace("\u2212", "-").replace("\u2014", "-").replace("\u2013", "-")
+        _READ_CACHE[key] = " ".join(text.split())
+    return _READ_CACHE[key]
 
 
 def readings(img: Image.Image, single_line: bool = True) -> Iterator[str]:

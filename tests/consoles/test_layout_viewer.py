@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from tests.consoles.probe_process import run_probe
-from tests.ocr import readings, require_tesseract
+from tests.ocr import first_reading, readings, require_tesseract
 
 pytestmark = pytest.mark.display
 
@@ -22,15 +22,14 @@ def probe(display, tmp_path_factory):
     return steps, shots
 
 
-def _ocr(shot: np.ndarray, rect: list[int]) -> list[str]:
-    """Readings of a text's screen rectangle, cropped exactly and with a 1 px margin; a frame
-    edge read as a leading '|' or '[' is dropped (Tesseract's usual border artefact)."""
+def _ocr(shot: np.ndarray, rect: list[int], want: str) -> list[str]:
+    """Readings of a text's screen rectangle, cropped exactly and then with a 1 px margin, stopping at the
+    first that reads `want`; a frame edge read as a leading '|' or '[' is dropped (Tesseract's usual border
+    artefact). The readings taken, for the message."""
     x, y, w, h = rect
-    out = []
-    for m in (0, 1):
-        crop = Image.fromarray(shot[y - m:y + h + m, x - m:x + w + m])
-        out += [r.lstrip("|[ ") for r in readings(crop)]
-    return out
+    crops = (Image.fromarray(shot[y - m:y + h + m, x - m:x + w + m]) for m in (0, 1))
+    lines = (r.lstrip("|[ ") for crop in crops for r in readings(crop))
+    return first_reading(lines, lambda r: r == want)[1]
 
 
 def _px(shot: np.ndarray, geo: dict, u: float, v: float) -> np.ndarray:
@@ -71,7 +70,7 @@ def test_colour_map_colours_and_labelled_bar(probe):
     assert tuple(_px(shot, geo, *b["white"])) == (255, 255, 255)
     labels = geo["labels"]
     for name, want in (("colorbar.max", "100 ms"), ("colorbar.min", "0 ms"), ("colorbar.title", "T1 map")):
-        got = _ocr(shot, labels[name])
+        got = _ocr(shot, labels[name], want)
         assert want in got, f"{name}: read {got}, shows {want!r}"
     # without the map the same image is grey again and the bar is gone
     g, grey = steps["quad_grey"]["viewports"]["vp2"], shots["quad_grey"]
@@ -92,7 +91,7 @@ def test_new_overlay_kinds_are_drawn_and_their_handles_exported(probe):
     assert handles["shim.rotate"]["role"] == "rotate" and handles["shim.right"]["role"] == "resize"
     assert handles["len.p0"]["target"] == "len"
     # the caliper's distance text is legible
-    assert s["caliper_text"] in _ocr(shot, geo["labels"]["len.text"])
+    assert s["caliper_text"] in _ocr(shot, geo["labels"]["len.text"], s["caliper_text"])
     # a rotated box corner is drawn where the plane maps it
     u, v = s["box_corners"][0]
     assert _px(shot, geo, u, v)[2] > 150  # cyan

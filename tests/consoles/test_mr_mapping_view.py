@@ -2,10 +2,9 @@
 settles): maps show in colour with a labelled colour bar (ms), the ROI tool draws an ellipse by a drag
 and its read-out (on the viewport and in the "roi_readout" label) equals the model's stats, the sources
 page by scroll; screenshots are byte-identical over two fresh launches and a reset in place.
-Screenshots are kept in /tmp/mr_map_shots for a person to look at."""
+Screenshots are kept in pytest's temp folder (mr_map_shots*) for a person to look at."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,6 @@ from tests.consoles.console_driver import (Driver, assert_same_screenshots, fres
 
 pytestmark = pytest.mark.display
 CARD_ID = "mr_mapping_view_probe"
-SHOTS = Path("/tmp/mr_map_shots")
 
 
 def _geometry_params(subject_id: str) -> dict:
@@ -84,9 +82,10 @@ def _script(d: Driver) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(display, card_path) -> tuple[Driver, Driver, Driver]:
-    """The script on two fresh consoles and one reset in place (screenshots kept in SHOTS)."""
-    return fresh_twice_and_reset(display, "mr", card_path, _script, SHOTS)
+def runs(display, card_path, tmp_path_factory) -> tuple[Driver, Driver, Driver]:
+    """The script on two fresh consoles and one reset in place (screenshots kept in the test's own tmp folder,
+    `mr_map_shots*` under pytest's base temp, for a person to look at)."""
+    return fresh_twice_and_reset(display, "mr", card_path, _script, tmp_path_factory.mktemp("mr_map_shots"))
 
 
 def test_maps_show_with_a_labelled_colour_bar_and_captions(runs):

@@ -4,13 +4,12 @@ A card with the localizer done and a short-axis cine row open (2x2: sagittal, co
 localizer images): every grip is dragged on the exported handle rects and transforms, and the model's
 geometry must change by what the transform predicts; typing a field moves the grips; screenshots are
 byte-identical over two fresh runs and a reset in place; 1,000 random actions (drags on the
-viewports among them) end without a crash or hang. Screenshots go to /tmp/mr_plan_shots.
+viewports among them) end without a crash or hang. Screenshots go to pytest's temp folder (mr_plan_shots*).
 """
 from __future__ import annotations
 
 import math
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +22,6 @@ from tests.consoles.console_driver import Driver, assert_same_screenshots, fresh
 
 pytestmark = pytest.mark.display
 CARD_ID = "mr_planning_probe"
-SHOTS = Path("/tmp/mr_plan_shots")
 INITIAL = {
     "queue": [{"protocol": "localizer_3plane", "status": "done"}, {"protocol": "cine_sax"},
               {"protocol": "cine_2ch"}],
@@ -163,9 +161,10 @@ def solver_grip(p: Driver, vp: int, name: str):
 
 
 @pytest.fixture(scope="module")
-def runs(display, card_path) -> tuple[Driver, Driver, Driver]:
-    """The script on two fresh consoles and one reset in place (screenshots kept in SHOTS)."""
-    return fresh_twice_and_reset(display, "mr", card_path, _script, SHOTS)
+def runs(display, card_path, tmp_path_factory) -> tuple[Driver, Driver, Driver]:
+    """The script on two fresh consoles and one reset in place (screenshots kept in the test's own tmp folder,
+    `mr_plan_shots*` under pytest's base temp, for a person to look at)."""
+    return fresh_twice_and_reset(display, "mr", card_path, _script, tmp_path_factory.mktemp("mr_plan_shots"))
 
 
 def test_every_grip_is_exported(runs):

@@ -5,7 +5,7 @@ rotate grip on the sagittal localizer is dragged about the centre grip by about 
 counter-clockwise back past the start, like an agent (X input on the exported handle rects). After each drag the
 grip's exported handle lies where the pointer let go of it (its direction from the centre grip within a few
 degrees of the release point's): it used to jump to the other end of the line once the group's in-plane axes came
-back turned by 180 deg. Screenshots go to /tmp/mr_rotate_grip_shots.
+back turned by 180 deg. Screenshots go to the test's tmp_path.
 """
 from __future__ import annotations
 

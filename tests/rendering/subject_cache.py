@@ -4,11 +4,15 @@ Bundles live where `medimageos subjects` and the consoles keep them (rendering.s
 $MEDIMAGEOS_CACHE/subjects, else ~/.cache/medimageos/subjects), under the generator version, so a new
 generator version builds a fresh set and an unchanged one is reused by every later test session. Bundles
 are written to a temporary sibling and renamed into place, so concurrent sessions building the same
-subject never see (or leave) a half-written bundle. MEDIMAGEOS_TEST_SUBJECT_CACHE points the tests at
-another cache root (e.g. a CI cache directory).
+subject never see (or leave) a half-written bundle. A file lock around the build makes the first
+test process build the missing subjects (in 2 processes) while every other one waits for it, so an
+empty cache costs one build, not one per pytest-xdist worker (4 builders on 2 cores did, before).
+MEDIMAGEOS_TEST_SUBJECT_CACHE points the tests at another cache root (e.g. a CI cache directory);
+tests/conftest.py sets MEDIMAGEOS_CACHE to it once per session and restores it at the end.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -39,25 +43,32 @@ def missing_subjects(base: Path, ids: list[str] = ALL_IDS) -> list[str]:
 
 
 def session_cache(tmp_path_factory=None) -> Path:
-    """Point MEDIMAGEOS_CACHE at the shared cache and build whatever subjects it lacks (in 2 processes).
+    """Build whatever subjects the shared cache lacks (in 2 processes, one test process at a time).
 
     `tmp_path_factory` is accepted for older callers and unused: the cache outlives the session."""
     base = cache_base()
-    os.environ["MEDIMAGEOS_CACHE"] = str(base)
-    missing = missing_subjects(base)
-    if missing:
-        env = dict(os.environ, MEDIMAGEOS_CACHE=str(base))
-        env.pop("MEDIMAGEOS_ROLE", None)
-        chunks = [missing[i::BUILD_PROCESSES] for i in range(BUILD_PROCESSES)]
-
-        def run(ids: list[str]) -> None:
-            if ids:
-                r = subprocess.run([sys.executable, "-m", "rendering.subjects", "build", *ids], env=env, cwd=ROOT,
-                                   capture_output=True, text=True)
-                if r.returncode != 0:
-                    raise RuntimeError(f"building subjects {ids} failed:\n{r.stderr[-2000:]}")
-        with ThreadPoolExecutor(BUILD_PROCESSES) as ex:
-            list(ex.map(run, chunks))
+    if missing_subjects(base):
+        base.mkdir(parents=True, exist_ok=True)
+        with open(base / ".subject-build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+            missing = missing_subjects(base)  # what another process built while this one waited is done
+            if missing:
+                _build(base, missing)
     from rendering.subjects.runtime import clear_memo
     clear_memo()
     return base
+
+
+def _build(base: Path, missing: list[str]) -> None:
+    env = dict(os.environ, MEDIMAGEOS_CACHE=str(base))
+    env.pop("MEDIMAGEOS_ROLE", None)
+    chunks = [missing[i::BUILD_PROCESSES] for i in range(BUILD_PROCESSES)]
+
+    def run(ids: list[str]) -> None:
+        if ids:
+            r = subprocess.run([sys.executable, "-m", "rendering.subjects", "build", *ids], env=env, cwd=ROOT,
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"building subjects {ids} failed:\n{r.stderr[-2000:]}")
+    with ThreadPoolExecutor(BUILD_PROCESSES) as ex:
+        list(ex.map(run, chunks))

@@ -59,7 +59,11 @@ def test_determinism_and_variation(subject_cache):
     from rendering.subjects.params import sample_params, subject_seed
     lab, *_ = build_subject(sample_params("s07"))
     assert np.array_equal(lab, load_runtime("s07").labels), "generation must be a pure function of the id"
-    assert subject_seed("scoring", 7) == subject_seed("scoring", 7) != subject_seed("scoring", 8)
+    # the seed of a subject does not depend on the interpreter run (no salted hash): another process agrees
+    other = subprocess.run([sys.executable, "-c", "from rendering.subjects.params import subject_seed; "
+                            "print(subject_seed('scoring', 7))"], capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PYTHONHASHSEED="12345"), cwd=Path(__file__).resolve().parents[2])
+    assert int(other.stdout) == subject_seed("scoring", 7) != subject_seed("scoring", 8)
     ps = [sample_params(f"s{i:02d}") for i in range(1, 31)]
     assert {p.sex for p in ps} == {"F", "M"}
     assert np.std([p.height_cm for p in ps]) > 4 and np.std([p.heart_az_deg for p in ps]) > 2

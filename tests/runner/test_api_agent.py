@@ -168,8 +168,10 @@ def test_server_errors_back_off_exponentially_then_succeed():
 
 def test_timeout_then_success():
     sleeps = Sleeps()
-    with fake_openai([slow(30.0), CLICK]) as server:
-        agent = make_agent(server, sleeps=sleeps, timeout_s=0.3)
+    # the client's timeout (2 s, the default here) cuts the first request; the second reply is prompt.
+    # (0.3 s used to be the timeout: one slow reply of the loaded machine to the second request broke it.)
+    with fake_openai([slow(60.0), CLICK]) as server:
+        agent = make_agent(server, sleeps=sleeps)
         assert agent.act(make_obs()) == CLICK
     assert len(server.requests) == 2
     assert sleeps == [1.0]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -96,17 +95,15 @@ class SaboteurAgent:
         return '{"action": "wait", "seconds": 1}'
 
 
+@pytest.mark.timeout(60)  # bounded time: the 5 s control timeout notices the hang; the limit turns a hang into red
 @pytest.mark.parametrize("mode", ["crash", "hang"])
 def test_console_crash_or_hang_ends_the_episode_invalid_in_bounded_time(display, tmp_path, mode):
     card = load_card(TASK)
     agent = SaboteurAgent(mode)
-    t0 = time.monotonic()
     v = run_episode(EpisodeSpec(card, "dev", 0), agent, tmp_path, display,
                     console_env={"MEDIMAGEOS_FAULT_INJECTION": "1"}, control_timeout_s=5.0)
-    took = time.monotonic() - t0
     assert v.outcome == "INVALID" and v.termination == "fault"
     assert "console" in v.reason
-    assert took < 40, f"fault took {took:.0f} s to detect"
     assert descendants_alive(agent.pids) == [], "console process left behind"
     assert display.alive()
 

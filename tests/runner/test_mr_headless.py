@@ -33,7 +33,7 @@ def oracle(subject_cache):
 
 
 # ---- the driver ---------------------------------------------------------------------------------------
-def test_reference_passes_and_is_fast(subject_cache):
+def test_reference_passes_and_runs_the_next_row_to_its_end(subject_cache):
     card = load_card("L2a_skip_row")
     run = run_reference(card, SUBJECT, 0)
     assert run.verdict.outcome == "PASS" and run.verdict.pr == 1.0 and run.ops[-1].name == "done"

@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,8 +21,10 @@ from tests.conftest import require_console
 TASK = "ct_ui_smoke_routine"
 SEEDS = [0, 1, 2]
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details")
-pytestmark = pytest.mark.display
-
+# The three runs' own waits; together under the test's limit, so a stuck run fails here, with its stderr,
+# and is killed, instead of pytest-timeout interrupting a wait and leaving it to the next test.
+RUN_LIMIT_S = 30.0
+pytestmark = [pytest.mark.display, pytest.mark.timeout(4 * RUN_LIMIT_S)]
 
 
 def _cli() -> list[str]:
@@ -33,7 +37,29 @@ def _start(out: Path, *extra: str) -> subprocess.Popen:
                     "--seeds", ",".join(map(str, SEEDS)), "--out", str(out), *extra]
     # Own session: its process group is the runner and its workers (Xvfb and consoles make
     # their own sessions and must die by PR_SET_PDEATHSIG when their parent is killed).
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    # stderr to a file beside the results (a pipe nobody reads could fill and stall the run)
+    with open(out.parent / f"{out.name}.stderr", "a") as err:
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+
+
+def _stderr(out: Path) -> str:
+    return (out.parent / f"{out.name}.stderr").read_text()[-2000:]
+
+
+@contextmanager
+def _running(out: Path, *extra: str) -> Iterator[subprocess.Popen]:
+    """A `medimageos run` whose process group is killed on the way out, whatever happened: a failed
+    assertion or pytest-timeout's interrupt must not leave a runner and its Xvfb behind."""
+    proc = _start(out, *extra)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=10)
 
 
 class Watch:
@@ -85,24 +111,21 @@ def _wait_for(cond, proc: subprocess.Popen, timeout_s: float) -> bool:
 def test_sigkill_mid_run_then_resume_ends_every_episode_once_with_identical_verdicts(tmp_path):
     require_console()
     # the uninterrupted reference run: one worker, in-process (the sequential path)
-    ref = subprocess.run(_cli() + ["run", "--agent", "noop", "--tasks", TASK, "--subjects", "dev",
-                                   "--seeds", ",".join(map(str, SEEDS)), "--out", str(tmp_path / "clean"),
-                                   "--workers", "1", "--max-invalid-retries", "0"],
-                         capture_output=True, text=True, timeout=600)
-    assert ref.returncode == 0, ref.stderr[-2000:]
+    with _running(tmp_path / "clean", "--workers", "1", "--max-invalid-retries", "0") as ref:
+        assert ref.wait(timeout=RUN_LIMIT_S) == 0, _stderr(tmp_path / "clean")
     clean = _verdicts(tmp_path / "clean")
     assert sorted(clean) == SEEDS and all(v["outcome"] != "INVALID" for v in clean.values()), clean
 
     out = tmp_path / "crashy"
-    proc = _start(out, "--workers", "2")
-    watch = Watch(proc.pid)
-    try:
-        hit = _wait_for(lambda: len(_verdicts(out)) >= 1, proc, timeout_s=300)
-        assert hit and proc.poll() is None, "run ended before it could be interrupted"
-        os.killpg(proc.pid, signal.SIGKILL)  # kill -9 of the runner's process group
-        proc.wait(timeout=30)
-    finally:
-        watch.close()
+    with _running(out, "--workers", "2") as proc:
+        watch = Watch(proc.pid)
+        try:
+            hit = _wait_for(lambda: len(_verdicts(out)) >= 1, proc, timeout_s=RUN_LIMIT_S)
+            assert hit and proc.poll() is None, "run ended before it could be interrupted"
+            os.killpg(proc.pid, signal.SIGKILL)  # kill -9 of the runner's process group
+            proc.wait(timeout=10)
+        finally:
+            watch.close()
     assert watch.seen, "never saw the run's Xvfb/console processes"
     assert watch.wait_gone() == [], "Xvfb/console processes survived the SIGKILL"
     before = _verdicts(out)
@@ -112,12 +135,12 @@ def test_sigkill_mid_run_then_resume_ends_every_episode_once_with_identical_verd
         assert (d / "verdict.json").is_file(), f"partial episode folder {d}"
     inodes = {k: os.stat(out / "noop" / TASK / "dev" / f"seed{k}" / "verdict.json").st_ino for k in before}
 
-    proc = _start(out, "--workers", "2")
-    watch = Watch(proc.pid)
-    try:
-        assert proc.wait(timeout=600) == 0
-    finally:
-        watch.close()
+    with _running(out, "--workers", "2") as proc:
+        watch = Watch(proc.pid)
+        try:
+            assert proc.wait(timeout=RUN_LIMIT_S) == 0, _stderr(out)
+        finally:
+            watch.close()
     assert watch.wait_gone() == []
 
     after = _verdicts(out)

@@ -84,7 +84,7 @@ def test_the_kidney_is_named_once():
 def test_shipped_us_cards_are_read_whole_by_the_console(subject_cache):
     """Every key of every shipped card reaches the console: no perturbation key goes unread, and the state the
     initial_state asks for is the one the console starts with."""
-    from consoles.us.model import USModel
+    from consoles.us.model import DEFAULT_PRESET, USModel
     from rendering.subjects import load_runtime
 
     rt = load_runtime("s01")
@@ -96,6 +96,14 @@ def test_shipped_us_cards_are_read_whole_by_the_console(subject_cache):
             m = USModel(rt, card.id, seed, card.initial_state, card.perturbations, out_shape=(64, 64))
             unread &= set(m.draws.unused_keys())
             st = card.initial_state
-            assert m.preset == st.get("preset", m.preset) or "preset" in card.perturbations
-            assert m.kidney == st.get("kidney", m.kidney) and m.kidney in ("left", "right")
+            # the card's preset, else one drawn from its perturbations' list, else the console's default
+            if "preset" in card.perturbations:
+                assert m.preset in card.perturbations["preset"], (card.id, m.preset)
+            else:
+                assert m.preset == st.get("preset", DEFAULT_PRESET), (card.id, m.preset)
+            # the kidney the goal names, else one drawn from the perturbations' list
+            if "kidney" in card.perturbations:
+                assert m.kidney in card.perturbations["kidney"], (card.id, m.kidney)
+            else:
+                assert m.kidney == st.get("kidney") and m.kidney in ("left", "right"), (card.id, m.kidney)
             assert m.state()["start"]["pose"] == m.state()["pose"]
