@@ -82,7 +82,7 @@ image: image-base
 	    base=$(PUBLIC_BASE); \
 	  else \
 	    echo "make image: $(PUBLIC_BASE) cannot be pulled (no registry reachable); using $(OFFLINE_BASE)"; \
-	    $(ENGINE) image inspect $(OFFLINE_BASE) >/dev/null 2>&1 || bash scripts/make-offline-base.sh; \
+	    $(ENGINE) image inspect $(OFFLINE_BASE) >/dev/null 2>&1 || CONTAINER_ENGINE="$(ENGINE)" bash scripts/make-offline-base.sh; \
 	    base=$(OFFLINE_BASE); \
 	  fi; \
 	fi; \

@@ -81,8 +81,11 @@ apt_mirror() {
   done | head -n1 | grep .
 }
 
+# CONTAINER_ENGINE (the Makefile passes the engine it builds with, so the base lands where the build looks)
+# or podman, else a running docker.
 engine() {
-  if command -v podman >/dev/null; then echo "podman --runtime runc --cgroup-manager cgroupfs"
+  if [ -n "${CONTAINER_ENGINE:-}" ]; then echo "$CONTAINER_ENGINE"
+  elif command -v podman >/dev/null; then echo "podman --runtime runc --cgroup-manager cgroupfs"
   elif command -v docker >/dev/null && docker info >/dev/null 2>&1; then echo docker
   else die "neither podman nor a running docker was found (apt-get install podman runc)"; fi
 }
@@ -96,7 +99,7 @@ setup_podman
 [ "${1:-}" = "--setup" ] && exit 0
 
 ENGINE=$(engine)
-if [ "${FORCE:-0}" != 1 ] && $ENGINE image exists "$IMAGE" 2>/dev/null; then
+if [ "${FORCE:-0}" != 1 ] && $ENGINE image inspect "$IMAGE" >/dev/null 2>&1; then
   echo "make-offline-base: $IMAGE exists (FORCE=1 makes it again)"; exit 0
 fi
 command -v debootstrap >/dev/null || die "debootstrap is missing (apt-get install debootstrap)"
