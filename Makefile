@@ -9,34 +9,41 @@ bootstrap:
 demo: bootstrap
 	$(PY) -m runner.cli demo --out results/demo
 
-# Two lanes, each printing its 15 slowest tests: the fast lane over 2 pytest-xdist workers (no Xvfb:
-# pure modules, headless drivers, the stratified headless reference sample of every card on every cohort
-# subject; CPU-bound, and CI has 2 cores), then the display lane over 4 workers, one Xvfb each (real
-# consoles: a display test waits on consoles, servers and deadlines for about half its time, so 4 workers
-# keep 2 cores busy; measured 9 min 12 s with 2 workers, 6 min 25 s with 4, beside one other job).
-# No test may take over 120 s (pyproject.toml). The subject cohort is built once per machine
-# (~/.cache/medimageos). The full cohort sweep is `make sweep`, not part of `make test`.
+# Two lanes, each printing its 15 slowest tests, after the subject cohort is built once (in 2 processes, under
+# a file lock: tests/rendering/subject_cache.py; ~/.cache/medimageos, reused while the generator version
+# holds). The fast lane runs over 2 pytest-xdist workers (no Xvfb: pure modules, headless drivers, widget
+# tests on Qt's offscreen platform, the stratified headless reference sample, the shortcut detector's fixed
+# script and constant answer; CPU-bound, and CI has 2 cores); then the display lane over DISPLAY_WORKERS
+# workers, one Xvfb each (real consoles: a display test waits on consoles, servers and deadlines for part of
+# its time). Per-test limit 120 s (pyproject.toml); no test is meant to come near it (docs/development.md).
+# Full-cohort work and the detector's answer-spread check are in `make sweep`, the container lane in
+# `make test-containers`; neither is part of `make test`.
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider --dist worksteal --durations=15
 FAST_WORKERS := -n 2
 DISPLAY_WORKERS := -n 4
-FAST_LANE := -m "not display and not cohort_sweep"
-DISPLAY_LANE := -m "display and not cohort_sweep"
+FAST_LANE := -m "not display and not cohort_sweep and not containers"
+DISPLAY_LANE := -m "display and not cohort_sweep and not containers"
+SUBJECTS := $(PY) -c "from tests.rendering.subject_cache import session_cache; session_cache()"
 
 test: bootstrap
+	$(SUBJECTS)
 	$(PYTEST) $(FAST_WORKERS) $(FAST_LANE) tests
 	$(PYTEST) $(DISPLAY_WORKERS) $(DISPLAY_LANE) tests
 
 test-fast: bootstrap
+	$(SUBJECTS)
 	$(PYTEST) $(FAST_WORKERS) $(FAST_LANE) tests
 
 test-display: bootstrap
+	$(SUBJECTS)
 	$(PYTEST) $(DISPLAY_WORKERS) $(DISPLAY_LANE) tests
 
 # Before a release: the headless reference on every card x s01..s30 x seeds 0-2 (4,410 episodes),
-# one test per subject, over 2 workers; that the shortcut detector's cohort medians (tasks/cohort_medians.json)
-# are current; then the random-action soak tests at 1000 actions each.
+# one test per subject, over 2 workers, and the shortcut detector's answer-spread check on its 16-pair
+# sample; that the detector's cohort medians (tasks/cohort_medians.json) are current; then the random-action
+# soak tests at 1000 actions each.
 sweep: bootstrap
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --durations=15 -m cohort_sweep tests/test_conformance.py
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --durations=15 -m cohort_sweep tests/test_conformance.py tests/test_shortcuts.py
 	$(PY) -m runner.cli tasks medians --check
 	MEDIMAGEOS_SOAK_ACTIONS=1000 $(PYTEST) $(DISPLAY_WORKERS) -m "soak and not cohort_sweep" tests
 

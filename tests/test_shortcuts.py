@@ -15,7 +15,8 @@ For every card at L2 and above, on the fixed sample of cohort (subject, seed) pa
 - and, so that the detector cannot pass by a replay that never works: the fixed script replayed on dev,
   seed 0 itself passes.
 
-Each card's checks are three tests (the answer's spread, the fixed script, the constant answer), so no one
+Each card's checks are three tests (the answer's spread, in `make sweep`; the fixed script and the constant
+answer, in `make test`), so no one
 test plays all 49 episodes of a card (the heaviest card took 114 s as one test on a loaded 2-core machine).
 They share one module-scoped fixture per card, so the three run one after another (card-major order) and
 reuse the card's reference runs and, through rendering.memo, the images its episodes form.
@@ -79,6 +80,9 @@ def _pairs(xs):
     return ", ".join(f"{s}/{k}" for s, k in xs)
 
 
+# 16 reference runs per card, the detector's dearest part (about 60 % of its time): in `make sweep`, beside the
+# full-cohort sweep; `medimageos tasks spread` gives the same figure over all 90 cohort episodes.
+@pytest.mark.cohort_sweep
 def test_the_answer_moves_with_subject_and_seed(episodes: CardEpisodes) -> None:
     card = episodes.card
     per_episode = {p: answers(card, r) for p, r in episodes.sample.items()}

@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--subject", default="s06")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--script", default="issue24")
+    # the two comparisons as separate runs (each test then plays a part of the work): "redraw" plays the script
+    # twice (sequence; checked with full redraws), "fresh" once and builds a console afresh at every step
+    ap.add_argument("--part", choices=("redraw", "fresh"), default=None, help="one comparison only (default both)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     import os
@@ -176,30 +179,32 @@ def main(argv: list[str] | None = None) -> int:
     layouts = [m.layout.layout for m in models]
     close(shell)
     # the same script on a second console, each frame followed by a full redraw
-    shell, view, d = launch(make_model(card, subject, args.seed))
-    checked, full = [], []
-    for name, act in script:
-        act(d)
-        checked.append(grab(view))
-        full_redraw(view)
-        full.append(grab(view))
-    close(shell)
-    # a console built afresh around every step's state
-    fresh = []
-    for m in models:
-        shell, view, _ = launch(m)
-        fresh.append(grab(view))
+    checked, full = [None] * len(script), [None] * len(script)
+    if args.part in (None, "redraw"):
+        shell, view, d = launch(make_model(card, subject, args.seed))
+        for k, (name, act) in enumerate(script):
+            act(d)
+            checked[k] = grab(view)
+            full_redraw(view)
+            full[k] = grab(view)
         close(shell)
+    # a console built afresh around every step's state
+    fresh = [None] * len(script)
+    if args.part in (None, "fresh"):
+        for k, m in enumerate(models):
+            shell, view, _ = launch(m)
+            fresh[k] = grab(view)
+            close(shell)
     steps = []
     for k, (name, _) in enumerate(script):
-        s = {"name": name, "layout": layouts[k], "sequence": digest(seq[k]), "checked": digest(checked[k]),
-             "full_redraw": digest(full[k]), "fresh": digest(fresh[k]),
-             "previous": digest(seq[k - 1]) if k else ""}
+        frames = {"sequence": seq[k], "checked": checked[k], "full_redraw": full[k], "fresh": fresh[k]}
+        s = {"name": name, "layout": layouts[k], "previous": digest(seq[k - 1]) if k else "",
+             **{what: digest(a) for what, a in frames.items() if a is not None}}
         steps.append(s)
-        if len({s["sequence"], s["checked"], s["full_redraw"], s["fresh"]}) > 1:
-            for what, a in (("sequence", seq[k]), ("checked", checked[k]), ("full_redraw", full[k]),
-                            ("fresh", fresh[k])):
-                keep(f"{k:02d}_{name}_{what}", a)
+        if len({digest(a) for a in frames.values() if a is not None}) > 1:
+            for what, a in frames.items():
+                if a is not None:
+                    keep(f"{k:02d}_{name}_{what}", a)
     (args.out / "steps.json").write_text(json.dumps(steps, indent=1))
     cap.close()
     inp.close()

@@ -51,18 +51,47 @@ def _misreads(out: Path, manifest: list[dict]) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("modality", ["ct"])
-def test_every_numeric_field_reads_back_at_its_range_ends_and_model_value(display, tmp_path, modality):
+def _group(manifest: list[dict], group: str, groups: dict[str, tuple[str, ...]]) -> list[dict]:
+    """The entries of one widget group: those whose widget name starts with one of the group's prefixes; the
+    group "other" takes every entry no named group claims, so each grab is read by exactly one test."""
+    def claimed_by(entry: dict) -> str:
+        return next((g for g, prefixes in groups.items() if entry["widget"].startswith(prefixes)), "other")
+    return [e for e in manifest if claimed_by(e) == group]
+
+
+def _read_group(out: Path, manifest: list[dict], group: str, groups: dict[str, tuple[str, ...]]) -> None:
+    entries = _group(manifest, group, groups)
+    assert entries or group == "other", f"no {group} in the probe's grabs: {sorted(e['widget'] for e in manifest)}"
+    bad = _misreads(out, entries)
+    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
+# One probe per console (a module-scoped fixture), its grabs read in groups: one test per group keeps each
+# test short (the whole MR console in one test took over 120 s under 4 display workers on 2 cores).
+CT_GROUPS = {"planning fields": ("start_field", "end_field", "table_height_field"),
+             "acquisition fields": ("kv_field", "mas_field", "pitch_field"),
+             "bolus fields": ("monitor_z_field", "threshold_field", "trigger_delay_field")}
+
+
+@pytest.fixture(scope="module")
+def ct_grabs(display, tmp_path_factory) -> tuple[Path, list[dict]]:
     require_console()
-    require_tesseract()
-    manifest = _probe(display, tmp_path, "--modality", modality)
+    out = tmp_path_factory.mktemp("ct_legibility")
+    return out, _probe(display, out, "--modality", "ct")
+
+
+def test_ct_probe_grabs_every_numeric_field_and_read_out(ct_grabs):
+    _, manifest = ct_grabs
     fields = {e["widget"] for e in manifest if e["kind"] == "field"}
     # CT: the nine fields of planning, acquisition and bolus tracking are all probed
-    assert {"start_field", "end_field", "table_height_field", "kv_field", "mas_field", "pitch_field",
-            "monitor_z_field", "threshold_field", "trigger_delay_field"} <= fields
+    assert {f for prefixes in CT_GROUPS.values() for f in prefixes} <= fields
     assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {"clock", "dose_readout", "length_readout"}
-    bad = _misreads(tmp_path, manifest)
-    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("group", [*CT_GROUPS, "other"])
+def test_ct_fields_read_back_at_their_range_ends_and_model_value(ct_grabs, group):
+    require_tesseract()
+    _read_group(*ct_grabs, group, CT_GROUPS)
 
 
 def _mr_card(tmp_path: Path) -> Path:
@@ -76,16 +105,28 @@ def _mr_card(tmp_path: Path) -> Path:
     return d / "task.json"
 
 
-def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(display, tmp_path):
+MR_GROUPS = {"slice fields": ("n_slices_field", "thickness_mm_field", "fov_read_mm_field", "matrix_field"),
+             "timing fields": ("tr_ms_field", "te_ms_field", "ti_ms_field", "flip_deg_field"),
+             "cardiac fields": ("trigger_delay_ms_field", "acq_window_ms_field", "heart_rate_bpm_field"),
+             "position fields": ("pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field"),
+             "angle fields": ("tilt_a_deg_field", "tilt_b_deg_field", "inplane_deg_field"),
+             "queue rows": ("queue_row:",),
+             "viewport 1-2 text": ("viewport1.", "viewport2."),
+             "viewport 3-4 text": ("viewport3.", "viewport4.")}
+
+
+@pytest.fixture(scope="module")
+def mr_grabs(display, tmp_path_factory) -> tuple[Path, list[dict]]:
     require_console()
-    require_tesseract()
-    out = tmp_path / "shots"
-    manifest = _probe(display, out, "--modality", "mr", "--card", str(_mr_card(tmp_path)))
+    tmp = tmp_path_factory.mktemp("mr_legibility")
+    out = tmp / "shots"
+    return out, _probe(display, out, "--modality", "mr", "--card", str(_mr_card(tmp)))
+
+
+def test_mr_probe_grabs_fields_status_queue_rows_and_viewport_captions(mr_grabs):
+    _, manifest = mr_grabs
     fields = {e["widget"] for e in manifest if e["kind"] == "field"}
-    assert {"n_slices_field", "thickness_mm_field", "fov_read_mm_field", "matrix_field", "tr_ms_field",
-            "te_ms_field", "ti_ms_field", "flip_deg_field", "trigger_delay_ms_field", "acq_window_ms_field",
-            "heart_rate_bpm_field", "pos_lr_mm_field", "pos_ap_mm_field", "pos_fh_mm_field", "tilt_a_deg_field",
-            "tilt_b_deg_field", "inplane_deg_field"} <= fields
+    assert {f for g in ("slice", "timing", "cardiac", "position", "angle") for f in MR_GROUPS[f"{g} fields"]} <= fields
     labels = {e["widget"]: e["expected"] for e in manifest if e["kind"] == "label"}
     assert {"scanner_status", "exam_time", "heart_rate", "scan_time", "orientation_readout", "roi_readout"} <= set(labels)
     assert labels["orientation_readout"] == "T > C -23.4 > S -12.1"  # the widest orientation a plan shows
@@ -97,8 +138,12 @@ def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(display, tm
     assert {f"viewport{i}.label:plan_info{k}" for i in (1, 2, 3) for k in (0, 1)} <= texts
     # the T1 map in viewport 4: colour bar range and title, the ROI read-out on the image
     assert {f"viewport4.label:{k}" for k in ("colorbar.max", "colorbar.min", "colorbar.title", "roi_readout")} <= texts
-    bad = _misreads(out, manifest)
-    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("group", [*MR_GROUPS, "other"])
+def test_mr_fields_status_queue_rows_and_viewport_captions_read_back(mr_grabs, group):
+    require_tesseract()
+    _read_group(*mr_grabs, group, MR_GROUPS)
 
 
 def _us_card(tmp_path: Path) -> Path:
@@ -112,25 +157,41 @@ def _us_card(tmp_path: Path) -> Path:
     return d / "task.json"
 
 
-def test_us_fields_status_depth_scale_caliper_and_annotation_read_back(display, tmp_path):
-    """US frozen on a kidney with a caliper and an annotation: every field at its range ends and value,
-    the header, the image's settings and the caliper read-out, the depth scale's numbers, the caliper's
-    length on the image and the annotation."""
+US_GROUPS = {"probe fields": ("probe_z_mm_field", "probe_azimuth_deg_field", "probe_rotation_deg_field",
+                              "probe_tilt_deg_field", "probe_rock_deg_field", "pressure_pct_field"),
+             "image fields": ("depth_cm_field", "focus_cm_field", "frequency_mhz_field", "gain_field",
+                              "dynamic_range_db_field"),
+             "TGC fields": ("tgc_",),
+             "image text": ("us_image.",)}
+
+
+@pytest.fixture(scope="module")
+def us_grabs(display, tmp_path_factory) -> tuple[Path, list[dict]]:
+    """US frozen on a kidney with a caliper and an annotation."""
     require_console()
-    require_tesseract()
-    out = tmp_path / "shots"
-    manifest = _probe(display, out, "--modality", "us", "--card", str(_us_card(tmp_path)))
+    tmp = tmp_path_factory.mktemp("us_legibility")
+    out = tmp / "shots"
+    return out, _probe(display, out, "--modality", "us", "--card", str(_us_card(tmp)))
+
+
+def test_us_probe_grabs_fields_status_depth_scale_caliper_and_annotation(us_grabs):
+    _, manifest = us_grabs
     fields = {e["widget"] for e in manifest if e["kind"] == "field"}
-    assert {"probe_z_mm_field", "probe_azimuth_deg_field", "probe_rotation_deg_field", "probe_tilt_deg_field",
-            "probe_rock_deg_field", "pressure_pct_field", "depth_cm_field", "focus_cm_field", "frequency_mhz_field",
-            "gain_field", "dynamic_range_db_field"} | {f"tgc_{k}_field" for k in range(1, 9)} <= fields
+    assert {f for g in ("probe fields", "image fields") for f in US_GROUPS[g]} | {
+        f"tgc_{k}_field" for k in range(1, 9)} <= fields
     assert {e["widget"] for e in manifest if e["kind"] == "label"} >= {
         "scanner_status", "exam_time", "frame_rate", "image_info", "caliper_readout", "frequency_readout"}
     texts = {e["widget"] for e in manifest if e["kind"] == "text"}
     assert {"us_image.label:depth_0", "us_image.label:depth_12", "us_image.label:caliper1.text",
             "us_image.label:annotation1"} <= texts
-    bad = _misreads(out, manifest)
-    assert not bad, "illegible values:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("group", [*US_GROUPS, "other"])
+def test_us_fields_status_depth_scale_caliper_and_annotation_read_back(us_grabs, group):
+    """Every field at its range ends and value, the header, the image's settings and the caliper read-out, the
+    depth scale's numbers, the caliper's length on the image and the annotation."""
+    require_tesseract()
+    _read_group(*us_grabs, group, US_GROUPS)
 
 
 def test_ct_scouts_show_millimetre_rulers_that_read_back(display, tmp_path):

@@ -87,18 +87,24 @@ class FaultingAgent:
         return json.dumps({"action": "wait", "seconds": 1})
 
 
-# (task, subject, seed, agent, console start expected with reuse)
-SEQUENCE = [
-    ("ct_lung_coverage_isocenter", "dev", 0, ReferenceAgent, "launch"),
-    ("ct_kub_low_dose_constraint", "s01", 1, MessyAgent, "reset"),
-    ("ccta_heart_coverage_isocenter", "s02", 0, ReferenceAgent, "reset"),
-    ("ct_liver_coverage_isocenter", "dev", 2, MessyAgent, "reset"),
-    ("ct_lung_coverage_isocenter", "dev", 3, ReferenceAgent, "reset"),
-    ("ct_ui_smoke_routine", "dev", 0, CrashingAgent, "reset"),
-    ("ct_renal_bilateral_coverage", "s01", 0, ReferenceAgent, "launch"),  # after the crash
-    ("ct_ui_smoke_routine", "dev", 1, FaultingAgent, "reset"),
-    ("ct_lung_coverage_isocenter", "s02", 1, ReferenceAgent, "launch"),  # after the INVALID episode
-]
+# (task, subject, seed, agent, console start expected with reuse), in three segments of one keeper each (one
+# test each, so no test plays all 18 episodes): each segment starts with a launch; a reset follows a reference,
+# a messy and a crashing episode's predecessor, and a launch follows the crash and the INVALID episode.
+SEGMENTS = {
+    "reference-messy-reference": [
+        ("ct_lung_coverage_isocenter", "dev", 0, ReferenceAgent, "launch"),
+        ("ct_kub_low_dose_constraint", "s01", 1, MessyAgent, "reset"),
+        ("ccta_heart_coverage_isocenter", "s02", 0, ReferenceAgent, "reset")],
+    "messy-reference-crash": [
+        ("ct_liver_coverage_isocenter", "dev", 2, MessyAgent, "launch"),
+        ("ct_lung_coverage_isocenter", "dev", 3, ReferenceAgent, "reset"),
+        ("ct_ui_smoke_routine", "dev", 0, CrashingAgent, "reset")],
+    "after-crash-and-invalid": [
+        ("ct_renal_bilateral_coverage", "s01", 0, ReferenceAgent, "launch"),
+        ("ct_ui_smoke_routine", "dev", 1, FaultingAgent, "reset"),
+        ("ct_lung_coverage_isocenter", "s02", 1, ReferenceAgent, "launch")],  # after the INVALID episode
+}
+SEQUENCE = [e for seg in SEGMENTS.values() for e in seg]
 FAULT_ENV = {"MEDIMAGEOS_FAULT_INJECTION": "1"}  # registers _crash; changes nothing on screen
 
 
@@ -118,13 +124,24 @@ def _record(d: Path) -> dict[str, object]:
     return out
 
 
+_FRESH: dict[tuple, dict[str, object]] = {}  # fresh-launch records of this worker, shared by its tests
+
+
 def _run(sequence, out: Path, display, keeper: ConsoleKeeper | None) -> list[dict[str, object]]:
+    """Records of `sequence` played with `keeper` (reset in place), or each on a fresh console (keeper None;
+    an episode's fresh record is played once per worker and reused by every test that compares with it)."""
     records = []
     for task, subject, seed, agent_cls, _ in sequence:
+        key = (task, subject, seed, agent_cls)
+        if keeper is None and key in _FRESH:
+            records.append(_FRESH[key])
+            continue
         agent = agent_cls()
         run_episode(EpisodeSpec(load_card(task), subject, seed), agent, out, display, console_env=FAULT_ENV,
                     control_timeout_s=10.0, keeper=keeper if keeper is not None else ConsoleKeeper(reuse=False))
         records.append(_record(episode_dir(out, agent.name, task, subject, seed)))
+        if keeper is None:
+            _FRESH[key] = records[-1]
     if keeper is not None:
         keeper.close()
     return records
@@ -134,13 +151,16 @@ def _differences(a: dict[str, object], b: dict[str, object]) -> list[str]:
     return [k for k in sorted(set(a) | set(b)) if k != "console_start" and a.get(k) != b.get(k)]
 
 
-def test_consecutive_episodes_reset_in_place_match_fresh_launches(display, tmp_path, subject_cache):
+@pytest.mark.parametrize("segment", sorted(SEGMENTS))
+def test_consecutive_episodes_reset_in_place_match_fresh_launches(display, tmp_path, subject_cache, segment):
     require_console()
+    sequence = SEGMENTS[segment]
     keeper = ConsoleKeeper(reuse=True)
-    reused = _run(SEQUENCE, tmp_path / "reused", display, keeper)
-    fresh = _run(SEQUENCE, tmp_path / "fresh", display, None)
-    assert keeper.launches == 3 and keeper.resets == len(SEQUENCE) - 3
-    for (task, subject, seed, agent_cls, start), r, f in zip(SEQUENCE, reused, fresh):
+    reused = _run(sequence, tmp_path / "reused", display, keeper)
+    fresh = _run(sequence, tmp_path / "fresh", display, None)
+    starts = [start for *_, start in sequence]
+    assert keeper.launches == starts.count("launch") and keeper.resets == starts.count("reset")
+    for (task, subject, seed, agent_cls, start), r, f in zip(sequence, reused, fresh):
         where = (task, subject, seed, agent_cls.name)
         if agent_cls in (CrashingAgent, FaultingAgent):
             assert r["verdict"]["outcome"] == f["verdict"]["outcome"] == "INVALID", where

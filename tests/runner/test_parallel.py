@@ -278,6 +278,8 @@ def test_ray_kills_a_hung_actor_and_retries_its_episode(tmp_path, local_ray):
         vs = run_ray(_specs([0]), factory, tmp_path / "out", "flaky", workers=1, episode_timeout_s=20,
                      progress=Progress(1, out=open(os.devnull, "w")))
     assert vs[0].termination == "done" and vs[0].outcome != "INVALID", vs[0].reason
-    assert attempts(markers, 0) == 2
+    # the hung first attempt was killed and the episode retried; on a loaded machine a slow retry can hit the
+    # 20 s episode limit too and be retried once more (seen under 4 display workers beside other jobs)
+    assert attempts(markers, 0) >= 2
     _tree_ok(tmp_path / "out")
     assert watch.leftovers() == []
