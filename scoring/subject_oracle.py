@@ -61,12 +61,9 @@ class SubjectOracle:
         """(base point = mitral-valve centre, apex point = LV epicardial apex)."""
         a = self.meta.get("lv_long_axis")
         if not a:
-            raise SubjectError(f"subject {self.id} has no LV long axis (see capabilities)")
+            raise SubjectError(f"subject {self.id} has no LV long axis (`medimageos subjects show {self.id}` lists "
+                               "the tasks it serves)")
         return np.asarray(a[0], float), np.asarray(a[1], float)
-
-    @property
-    def capabilities(self) -> dict:
-        return self.meta.get("capabilities", {})
 
     @property
     def kidneys(self) -> dict:

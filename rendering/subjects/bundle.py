@@ -8,7 +8,8 @@ Layout (format ``medimageos-subject/1``)::
         runtime.json  id, version, format, frame (origin, spacing, axes), label_names, tissue table
         oracle.npz    per-slice body centres (x, y) and body extents
         oracle.json   landmarks, reference planes, LV long axis, organ label groups, kidney
-                      geometry, vertebral levels, capabilities, build statistics
+                      geometry, vertebral levels, build statistics (which tasks a subject
+                      serves is computed from these: scoring/capabilities.py)
 
 <root> is ``$MEDIMAGEOS_CACHE/subjects`` when MEDIMAGEOS_CACHE is set, else
 ``~/.cache/medimageos/subjects``.  A bundle directory is written complete in a temporary

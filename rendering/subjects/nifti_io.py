@@ -93,18 +93,6 @@ def ts_to_label(name: str) -> str:
     raise KeyError(name)
 
 
-# what each task family needs from a subject (organs in the oracle, or geometry)
-TASK_NEEDS: dict[str, list[str]] = {
-    "ct_ui_smoke_routine": ["lungs"], "ct_lung_coverage_isocenter": ["lungs"], "ct_undercoverage_recovery": ["lungs"],
-    "ct_liver_coverage_isocenter": ["liver"], "ct_renal_bilateral_coverage": ["kidney_left", "kidney_right"],
-    "ct_renal_undercoverage_recovery": ["kidney_left", "kidney_right"],
-    "ct_kub_low_dose_constraint": ["kidney_left", "kidney_right", "bladder"],
-    "ccta_heart_coverage_isocenter": ["heart", "aorta", "carina"],
-    "mr_cardiac_planning": ["lv_long_axis", "mitral_valve_centre", "aortic_valve_centre", "4ch_plane"],
-    "mr_renal": ["kidney_left", "kidney_right"], "us_kidney": ["kidney_left", "kidney_right", "kidney_axes"],
-}
-
-
 def export_nifti(rt, out: str | Path) -> Path:
     """Write a subject's labels as NIfTI (+ sidecar JSON). Atomic: temp file then rename."""
     import nibabel as nib
@@ -311,16 +299,6 @@ def import_labelmap(path: str | Path, map_name: str = "totalsegmentator", subjec
             vert[v] = {"z_top": float(zs[ks[-1]]), "z_bottom": float(zs[ks[0]]),
                        "z_mid": float((zs[ks[0]] + zs[ks[-1]]) / 2),
                        "upper_endplate_z": float(zs[ks[-1]]), "lower_endplate_z": float(zs[ks[0]])}
-    have = set(organ_ids) | set(lms)
-    if kidneys:
-        have.add("kidney_axes")
-    served, missing = [], {}
-    for task, needs in TASK_NEEDS.items():
-        lack = [n for n in needs if n not in have]
-        if lack:
-            missing[task] = lack
-        else:
-            served.append(task)
     prof = body_profile(lab, origin, spacing)
     frame = {"origin_mm": list(origin), "spacing_mm": list(spacing), "shape": list(lab.shape),
              "axes": "LPS: +x patient left, +y posterior, +z superior (head)",
@@ -332,7 +310,6 @@ def import_labelmap(path: str | Path, map_name: str = "totalsegmentator", subjec
                     "tissues": tissues.to_json(), "built_unix": int(time.time())}
     oracle_meta = {"format": B.FORMAT, "id": subject_id, "version": IMPORT_VERSION, "landmarks": lms, "planes": {},
                    "lv_long_axis": None, "kidneys": kidneys, "vertebrae": vert, "organ_labels": organ_ids,
-                   "capabilities": {"all": not missing, "serves": served, "cannot_serve": missing},
                    "stats": {}, "notes": {"import": "kidneys are whole-organ (cortex label); no cardiac chambers "
                                                     "or valve planes; aorta is not split into segments"}}
     if dest.exists() and force:

@@ -144,7 +144,6 @@ def build_procedural(subject_id: str, force: bool = False) -> Path:
                    "landmarks": lms, "planes": orc["planes"], "lv_long_axis": orc["lv_long_axis"],
                    "heart_frame": orc["heart_frame"], "kidneys": orc["kidneys"], "vertebrae": orc["vertebrae"],
                    "levels": orc["levels"], "organ_labels": organ_ids, "params": P.to_json(),
-                   "capabilities": {"all": True, "missing": []},
                    "stats": {"build_s": round(stats["build_s"], 3),
                              "retention": {names[k]: round(v, 4) for k, v in ret.items()},
                              "organ_retention": {k: round(v, 4) for k, v in stats["organ_retention"].items()},
