@@ -4,7 +4,9 @@ Every test in tests/containers is marked `containers` here. Tests that need a co
 the `engine` fixture: MEDIMAGEOS_CONTAINER_ENGINE (the Makefile sets it, e.g. "podman --runtime runc
 --cgroup-manager cgroupfs"), else a running docker, else podman; without one they skip and say so. Tests
 that need the image get it from `image` (MEDIMAGEOS_IMAGE, default medimageosworld), which skips when it
-has not been built and names `make image`.
+has not been built and names `make image`. Engine tests also skip unless the lane is selected with
+`-m containers`: a plain `pytest tests` or `make test` must not spend minutes starting containers. The pure
+tests here (no engine) run wherever they are collected.
 """
 from __future__ import annotations
 
@@ -50,8 +52,18 @@ def find_engine() -> list[str] | None:
     return None
 
 
+def lane_selected(config) -> bool:
+    """Was the container lane asked for (`-m containers`, as `make test-containers` does)? A run of the
+    whole suite without a marker expression, or `make test`'s lanes, must not start containers: they take
+    minutes and measure the image, not the code under test."""
+    expr = (config.getoption("markexpr", default="") or "").replace(" ", "")
+    return "containers" in expr and "notcontainers" not in expr
+
+
 @pytest.fixture(scope="session")
-def engine() -> list[str]:
+def engine(request) -> list[str]:
+    if not lane_selected(request.config):
+        pytest.skip("container lane: runs only when selected with -m containers (`make test-containers`)")
     cmd = find_engine()
     if cmd is None:
         pytest.skip("no container engine: neither a running docker nor podman was found "
