@@ -34,6 +34,7 @@ WATCH_TICK_S = 1.0
 # seconds; until then SPREAD would put the replacement right back on the dying node, which has the fewest
 # actors, and the episode would spend a second retry there (seen: ActorUnavailableError, then ActorDiedError).
 SUSPECT_NODE_S = 120.0
+SCRATCH_PREFIX = "medimageos-actor-"  # + pid + random: an actor's scratch folder in the node's temp dir
 
 
 class EpisodeActor:
@@ -44,7 +45,10 @@ class EpisodeActor:
 
         self.agent_factory, self.coord_scale = agent_factory, coord_scale
         # Scratch on this actor's own node; the driver's `out` may not exist here (no shared filesystem).
-        self.scratch = Path(tempfile.mkdtemp(prefix="medimageos-actor-"))
+        # An actor killed (hung episode, lost driver) never deletes its own, so each new one removes those
+        # of actors that are gone: the pid is in the name.
+        _remove_dead_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         self.display = None
         self.keeper = ConsoleKeeper(reuse)  # the actor's console, reset in place between clean episodes
 
@@ -86,6 +90,19 @@ class EpisodeActor:
             self.display.stop()
             self.display = None
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _remove_dead_scratch() -> None:
+    for d in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = d.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, another user's
 
 
 def _node_name() -> str:

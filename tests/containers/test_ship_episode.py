@@ -34,3 +34,21 @@ def test_unsafe_paths_are_refused_and_nothing_is_left(tmp_path, bad):
     assert not final.exists()
     assert list(final.parent.iterdir()) == []
     assert not (tmp_path / "escape.txt").exists()
+
+
+def test_scratch_of_dead_actors_is_removed_and_live_ones_kept(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import tempfile
+
+    from runner import ray_backend
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no longer exists
+    dead = tmp_path / f"{ray_backend.SCRATCH_PREFIX}{gone.pid}-abc"
+    live = tmp_path / f"{ray_backend.SCRATCH_PREFIX}{os.getpid()}-def"
+    for d in (dead, live):
+        (d / "agent" / "card" / "dev" / "seed0.tmp-1").mkdir(parents=True)
+    ray_backend._remove_dead_scratch()
+    assert not dead.exists() and live.exists()
