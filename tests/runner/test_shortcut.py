@@ -112,19 +112,13 @@ def test_shipped_cohort_medians_are_refused_when_missing_or_made_from_another_ca
 
 
 @pytest.mark.parametrize("card", [c for c in all_cards() if c.level >= 2], ids=lambda c: c.id)
-def test_every_detector_card_has_current_cohort_medians(card, subject_cache) -> None:
-    """The shipped file holds every L2+ card, made from its current version and generator, with a finite
-    median for every value the reference types on a cohort episode (a card whose reference types no number,
-    such as a planning drag or a row choice, has none)."""
+def test_every_detector_card_has_current_cohort_medians(card) -> None:
+    """The shipped file holds every L2+ card, made from its current version and generator, with finite medians
+    (tests/test_shortcuts.py checks they cover every number dev's reference types, from the run it has)."""
     import math
-
-    from runner.headless import run_reference
-    from runner.headless.shortcut import typed_medians
 
     medians = load_cohort_medians(card)
     assert all(math.isfinite(v) for v in medians.values()), medians
-    typed = set(typed_medians([run_reference(card, "s01", 0)]))
-    assert typed <= set(medians), f"{card.id}: no cohort median for {sorted(typed - set(medians))}"
 
 
 def test_spread_command_names_a_selection_without_l2_tasks(capsys) -> None:
