@@ -160,7 +160,7 @@ def pure_runtime_modules(package: str) -> list[str]:
 def test_pure_modules_import_without_qt_or_vtk(package):
     mods = pure_runtime_modules(package)
     assert mods
-    r = subprocess.run([sys.executable, "-c", BLOCKER, *mods], capture_output=True, text=True, timeout=300,
+    r = subprocess.run([sys.executable, "-c", BLOCKER, *mods], capture_output=True, text=True, timeout=100,
                        cwd=REPO)
     assert r.returncode == 0, r.stderr[-3000:]
 

@@ -13,7 +13,8 @@ import pytest
 from tests.consoles.layout_change_probe import START_LAYOUT, TOURS, layout_changes
 from tests.consoles.probe_process import run_probe
 
-pytestmark = pytest.mark.display
+# a "fresh" part builds an MR console at every step: ~20 s alone, ~45 s under 4 display workers
+pytestmark = [pytest.mark.display, pytest.mark.timeout(180)]
 ALL_CHANGES = {(a, b) for a in ("1x1", "1x2", "2x2") for b in ("1x1", "1x2", "2x2") if a != b}
 
 
@@ -25,7 +26,7 @@ def _steps(display, tmp_path_factory, script: str, part: str) -> list[dict]:
     """The probe's steps of `script` for one comparison, run once per worker process (several tests read one)."""
     if (script, part) not in _CACHE:
         out = run_probe(display, "layout_change_probe", tmp_path_factory.mktemp(f"{script}_{part}"),
-                        "--script", script, "--part", part, timeout_s=100.0)
+                        "--script", script, "--part", part, timeout_s=170.0)
         _CACHE[script, part] = json.loads((out / "steps.json").read_text())
     return _CACHE[script, part]
 

@@ -94,6 +94,6 @@ m.acquire_monitor_reference(); m.confirm(); m.scan(); m.on_clock(10.0, 60.0)
 assert m.series, "no series was acquired"
 print(sorted(k for k in sys.modules if k.split(".")[0] == "scipy"))
 """
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == "[]"

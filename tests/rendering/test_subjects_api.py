@@ -147,7 +147,7 @@ def test_console_process_never_opens_the_oracle_half(subject_cache, tmp_path, pr
     if not prebuilt:   # an empty cache: the console must get the bundle built without touching the oracle
         env["MEDIMAGEOS_CACHE"] = str(tmp_path)
     r = subprocess.run([sys.executable, "-c", _CONSOLE_PROBE, "dev"], env=env, cwd=ROOT, capture_output=True,
-                       text=True, timeout=240)
+                       text=True, timeout=100)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert any(p.endswith("runtime.npz") for p in out["opened"]), "probe saw no bundle reads"

@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.display
+@pytest.mark.timeout(180)  # three consoles launched twice each and stepped: ~35-48 s under make test's load
 def test_bench_json_schema():
     require_console()
     r = subprocess.run([sys.executable, "-m", "runner.cli", "bench", "--json", "--steps", "4", "--resets", "2"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=240)
+                       cwd=ROOT, capture_output=True, text=True, timeout=170)
     assert r.returncode == 0, r.stderr[-2000:]
     report = json.loads(r.stdout)
     assert report["cpus"] >= 1 and report["load_average_1min"] >= 0

@@ -103,6 +103,7 @@ def test_publish_media_cli_reports_errors(tmp_path, capsys):
 
 
 @pytest.mark.display
+@pytest.mark.timeout(180)  # a reference and a no-op episode and their media: ~30-46 s under 4 display workers
 def test_demo_writes_media_under_out_and_not_into_the_source_tree(tmp_path):
     from runner.demo import main
 

@@ -169,7 +169,9 @@ def test_hung_and_dead_workers_are_killed_and_their_episodes_retried(tmp_path):
                           episode_timeout_s=25, progress=Progress(2, out=open(os.devnull, "w")))
     assert [v.termination for v in vs] == ["done", "done"], [v.reason for v in vs]
     assert all(v.outcome != "INVALID" for v in vs)
-    assert attempts(markers, 0) == 2 and attempts(markers, 1) == 2
+    # each first attempt was killed (hung) or died, and retried; a retry slowed past the 25 s episode limit by a
+    # loaded machine is retried once more (seen under 4 display workers beside other tests)
+    assert attempts(markers, 0) >= 2 and attempts(markers, 1) >= 2
     _tree_ok(tmp_path / "out")
     assert len(list((tmp_path / "out").glob("*/*/*/seed*"))) == 2
     assert len(watch.seen) >= 6  # 2 first displays + 2 replacement displays + >= 2 consoles each
@@ -194,6 +196,8 @@ def test_invalid_episodes_are_retried_then_recorded_invalid(tmp_path):
 
 @pytest.fixture(scope="module")
 def local_ray():
+    """One local Ray for the module (its start, 10-45 s, lands in the first Ray test's setup: those tests have
+    a 180 s limit)."""
     require_console()
     import ray
 
@@ -202,30 +206,55 @@ def local_ray():
     ray.shutdown()
 
 
-@pytest.mark.display
-def test_one_worker_two_workers_and_ray_give_identical_verdicts_and_screenshots(tmp_path, local_ray):
-    from runner.ray_backend import run_ray
+_ONE: dict[str, tuple] = {}  # the one-worker run of this worker process, shared by the tests comparing with it
+
+
+def _one_worker_run(tmp_path_factory) -> tuple[list, Path]:
+    """The reference on TYPING_TASK, seeds 0 and 1, in one worker in-process (the sequential path): the run the
+    two-worker and the Ray runs must reproduce."""
     from runner.run import run_sequential
 
+    if "one" not in _ONE:
+        out = tmp_path_factory.mktemp("one")
+        verdicts = run_sequential(_specs([0, 1], TYPING_TASK), functools.partial(make_agent, "reference"), out,
+                                  "reference")
+        assert [v.outcome for v in verdicts] == ["PASS", "PASS"], [v.reason for v in verdicts]
+        _ONE["one"] = (verdicts, out)
+    return _ONE["one"]
+
+
+def _same_as_one_worker(verdicts: list, out: Path, tmp_path_factory) -> None:
+    one, one_out = _one_worker_run(tmp_path_factory)
+    assert [{k: v.model_dump()[k] for k in KEYS} for v in verdicts] == \
+           [{k: v.model_dump()[k] for k in KEYS} for v in one]
+    _tree_ok(out)
+    for k in (0, 1):
+        rel = Path("reference") / TYPING_TASK / "dev" / f"seed{k}"
+        assert _episode_bytes(out / rel) == _episode_bytes(one_out / rel), k
+
+
+@pytest.mark.display
+def test_one_worker_and_two_workers_give_identical_verdicts_and_screenshots(tmp_path, tmp_path_factory):
     # a task that types into numeric fields (their focus, selection and caret are in the pixels)
-    specs = _specs([0, 1], TYPING_TASK)
-    factory = functools.partial(make_agent, "reference")
-    quiet = open(os.devnull, "w")
+    require_console()
     with ProcessWatcher() as watch:
-        one = run_sequential(specs, factory, tmp_path / "one", "reference")
-        two = run_parallel(specs, factory, tmp_path / "two", "reference", workers=2,
-                           progress=Progress(2, out=quiet))
-        on_ray = run_ray(specs, factory, tmp_path / "ray", "reference", workers=2,
-                         progress=Progress(2, out=quiet))
-    assert [v.outcome for v in one] == ["PASS", "PASS"], [v.reason for v in one]
-    for other in (two, on_ray):
-        assert [{k: v.model_dump()[k] for k in KEYS} for v in other] == \
-               [{k: v.model_dump()[k] for k in KEYS} for v in one]
-    for name in ("two", "ray"):
-        _tree_ok(tmp_path / name)
-        for k in (0, 1):
-            rel = Path("reference") / TYPING_TASK / "dev" / f"seed{k}"
-            assert _episode_bytes(tmp_path / name / rel) == _episode_bytes(tmp_path / "one" / rel), (name, k)
+        _one_worker_run(tmp_path_factory)
+        two = run_parallel(_specs([0, 1], TYPING_TASK), functools.partial(make_agent, "reference"), tmp_path / "two",
+                           "reference", workers=2, progress=Progress(2, out=open(os.devnull, "w")))
+    _same_as_one_worker(two, tmp_path / "two", tmp_path_factory)
+    assert watch.leftovers() == []
+
+
+@pytest.mark.display
+@pytest.mark.timeout(180)
+def test_one_worker_and_ray_give_identical_verdicts_and_screenshots(tmp_path, tmp_path_factory, local_ray):
+    from runner.ray_backend import run_ray
+
+    with ProcessWatcher() as watch:
+        _one_worker_run(tmp_path_factory)
+        on_ray = run_ray(_specs([0, 1], TYPING_TASK), functools.partial(make_agent, "reference"), tmp_path / "ray",
+                         "reference", workers=2, progress=Progress(2, out=open(os.devnull, "w")))
+    _same_as_one_worker(on_ray, tmp_path / "ray", tmp_path_factory)
     assert watch.leftovers() == []
 
 
@@ -251,7 +280,7 @@ def test_two_fresh_runner_processes_with_and_without_console_reuse_give_byte_ide
     for name, extra in (("reuse", []), ("fresh", ["--no-reuse"])):
         r = subprocess.run([sys.executable, "-m", "runner.cli", "run", "--agent", "reference", "--tasks",
                             ",".join(tasks), "--subjects", "dev", "--seeds", "0", "--out", str(tmp_path / name),
-                            *extra], capture_output=True, text=True, timeout=240)
+                            *extra], capture_output=True, text=True, timeout=100)
         assert r.returncode == 0, r.stderr[-2000:]
     starts = {}
     for task in tasks:
@@ -265,6 +294,7 @@ def test_two_fresh_runner_processes_with_and_without_console_reuse_give_byte_ide
 
 
 @pytest.mark.display
+@pytest.mark.timeout(180)
 def test_ray_kills_a_hung_actor_and_retries_its_episode(tmp_path, local_ray):
     from ray import cloudpickle
 

@@ -28,7 +28,8 @@ except ImportError:
     from fake_openai_server import FakeOpenAIServer, fake_openai
     from vendor_replies import CLAUDE_ROUTES, OPENAI_ROUTES, claude, computer_call, openai, tool_use
 
-pytestmark = pytest.mark.display
+# each test plays an episode per adapter on the real console: ~25-40 s under 4 display workers
+pytestmark = [pytest.mark.display, pytest.mark.timeout(180)]
 
 TASK = "ct_ui_smoke_routine"
 # the CT console's left panel is laid out the same at every size: protocol_item chest_routine [18, 72, 280, 24],
