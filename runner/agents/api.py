@@ -31,6 +31,7 @@ from runner.actions import ParseResult, ParserState
 from runner.agents.adapters import Adapter, Turn, get_adapter
 from runner.agents.adapters.imaging import resize_png
 from runner.agents.base import AgentFault, Observation
+from runner.agents.endpoint import EndpointClient
 from runner.model_cache import ModelCache, request_key
 from tasks.card import ActionProfile, TaskCard
 
@@ -55,25 +56,6 @@ def _is_retryable(exc: BaseException) -> bool:
     if "APIStatusError" in names and isinstance(status, int):
         return status in _RETRYABLE_STATUS or status >= 500
     return False
-
-
-def _retry_after_s(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said so."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    headers = response.headers
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / divisor
-        except ValueError:
-            continue  # an HTTP date: fall back to our own backoff
-        if seconds >= 0:
-            return seconds
-    return None
 
 
 def _describe(exc: BaseException) -> str:
@@ -113,7 +95,7 @@ def call_with_retries(call: Callable[[], Any], info: dict[str, Any], *, where: s
         return result
 
 
-class ApiAgent:
+class ApiAgent(EndpointClient):
     """Agent backed by an OpenAI-compatible chat completions endpoint."""
 
     def __init__(
@@ -282,14 +264,6 @@ class ApiAgent:
             )
         return self._client
 
-    def backoff_delay(self, attempt: int, exc: BaseException | None = None) -> float:
-        """Deterministic delay after failed attempt number `attempt` (1-based)."""
-        delay = self.backoff_base_s * (2 ** (attempt - 1))
-        asked = _retry_after_s(exc) if exc is not None else None
-        if asked is not None:
-            delay = max(delay, asked)
-        return min(delay, self.backoff_max_s)
-
     def _call_with_retries(self, request: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         client = self._get_client()
         kwargs = dict(request)
@@ -316,14 +290,3 @@ class ApiAgent:
         info.update(tokens=tokens, finish_reason=choice.finish_reason, response_id=resp.id)
         return result
 
-    # -- lifecycle ---------------------------------------------------------------------------
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The HTTP client holds sockets; drop it so the agent can be shipped to worker processes.
-        state = self.__dict__.copy()
-        state["_client"] = None
-        return state

@@ -38,6 +38,7 @@ from runner.actions import ParserState
 from runner.agents.adapters.base import Adapter, AdapterReject, DisplayStep
 from runner.agents.adapters.imaging import crop_png, fit_size, resize_png
 from runner.agents.base import Observation, StepRecord
+from runner.agents.endpoint import EndpointClient
 from runner.model_cache import ModelCache, request_key
 from tasks.card import ActionProfile, TaskCard
 
@@ -131,7 +132,7 @@ class QueuedCall:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class VendorToolAgent:
+class VendorToolAgent(EndpointClient):
     """The agent loop of a vendor tool adapter; subclasses speak one vendor's API (see module docstring).
 
     Subclasses implement `_client_new`, `_start` (the conversation's first input), `_request` (the next
@@ -265,15 +266,6 @@ class VendorToolAgent:
                                  where=f"{self.base_url} (model {self.model})", errors=self.errors,
                                  max_retries=self.max_retries, delay=self.backoff_delay, sleep=self._sleep)
 
-    def backoff_delay(self, attempt: int, exc: BaseException | None = None) -> float:
-        from runner.agents.api import _retry_after_s
-
-        delay = self.backoff_base_s * (2 ** (attempt - 1))
-        asked = _retry_after_s(exc) if exc is not None else None
-        if asked is not None:
-            delay = max(delay, asked)
-        return min(delay, self.backoff_max_s)
-
     def _get_client(self) -> Any:
         if self._client is None:
             self._client = self._client_new()
@@ -302,16 +294,6 @@ class VendorToolAgent:
     def _skipped(self, item: QueuedCall) -> Any:
         raise NotImplementedError
 
-    # -- lifecycle ---------------------------------------------------------------------------
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_client"] = None
-        return state
 
 
 SYSTEM = """You operate a simulated medical imaging acquisition console shown full screen; your screenshots are {width}x{height} pixels. You see it only through screenshots and act on it only through the computer tool.
