@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     # the two comparisons as separate runs (each test then plays a part of the work): "redraw" plays the script
     # twice (sequence; checked with full redraws), "fresh" once and builds a console afresh at every step
     ap.add_argument("--part", choices=("redraw", "fresh"), default=None, help="one comparison only (default both)")
+    ap.add_argument("--half", type=int, choices=(0, 1), default=None,
+                    help="with --part fresh: build the fresh consoles of the first (0) or second (1) half of the steps")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     import os
@@ -191,8 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     # a console built afresh around every step's state
     fresh = [None] * len(script)
     if args.part in (None, "fresh"):
-        for k, m in enumerate(models):
-            shell, view, _ = launch(m)
+        cut = (len(models) + 1) // 2
+        chosen = {None: range(len(models)), 0: range(cut), 1: range(cut, len(models))}[args.half]
+        for k in chosen:
+            shell, view, _ = launch(models[k])
             fresh[k] = grab(view)
             close(shell)
     steps = []
