@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ _CACHE_ENV = "MEDIMAGEOS_CACHE"
 _cache_env_before: list[str | None] = []
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-qt's, which imports PySide6 into every test process
 def pytest_configure(config) -> None:
     """MEDIMAGEOS_CACHE is set once, before any test runs, to the cache every test and every process it
     starts shares (tests/rendering/subject_cache.py: cache_base); restored when the session ends. No
@@ -39,6 +41,31 @@ def pytest_configure(config) -> None:
 
     _cache_env_before.append(os.environ.get(_CACHE_ENV))
     os.environ[_CACHE_ENV] = str(cache_base())
+    _skip_pyside_source_check_outside_the_project()
+
+
+def _skip_pyside_source_check_outside_the_project() -> None:
+    """pytest-qt imports PySide6 into every test process at configure time, and from then on PySide6 reads the
+    whole source of every module imported (its `from __feature__` support looks for the word "PySide6" in it).
+    A runner process never has PySide6 loaded (consoles are processes of their own), so there `import anthropic`
+    (3,600 modules) costs 2 s; in a test process it read 3,600 source files, 14 s on a cold page cache and over
+    120 s once beside other jobs (a fresh-clone run failed on it). No installed package uses PySide6's
+    `__feature__` switches (an application's choice), so the check is kept for the project's own modules only."""
+    feature = sys.modules.get("shibokensupport.feature") or sys.modules.get("PySide6.support.feature")
+    check = getattr(feature, "_mod_uses_pyside", None)
+    if check is None or getattr(check, "_project_only", False):
+        return
+    root = str(Path(__file__).resolve().parents[1]) + os.sep
+    site = tuple(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+
+    def project_modules_only(module) -> bool:
+        path = getattr(module, "__file__", None) or ""
+        if path.startswith(site) or not path.startswith(root):
+            return False
+        return check(module)
+
+    project_modules_only._project_only = True  # type: ignore[attr-defined]
+    feature._mod_uses_pyside = project_modules_only
 
 
 def pytest_unconfigure(config) -> None:
