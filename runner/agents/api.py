@@ -19,11 +19,9 @@ adapter's name, version, prompt hash and the image size sent; these are part of 
 """
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlparse
 
 import openai
 
@@ -31,19 +29,11 @@ from runner.actions import ParseResult, ParserState
 from runner.agents.adapters import Adapter, Turn, get_adapter
 from runner.agents.adapters.imaging import resize_png
 from runner.agents.base import AgentFault, Observation
-from runner.agents.endpoint import EndpointClient
+from runner.agents.endpoint import EndpointClient, resolve_api_key
 from runner.model_cache import ModelCache, request_key
 from tasks.card import ActionProfile, TaskCard
 
-LOCAL_DUMMY_API_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
-_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 _RETRYABLE_STATUS = {408, 409, 429}
-
-
-def is_local_url(base_url: str) -> bool:
-    """True for endpoints on this machine (no API key needed by default)."""
-    host = (urlparse(base_url).hostname or "").lower()
-    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -130,15 +120,8 @@ class ApiAgent(EndpointClient):
             raise ValueError("max_retries and history_k must be >= 0 and timeout_s > 0")
         self.model = model
         self.base_url = base_url.rstrip("/")
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not is_local_url(self.base_url):
-                raise ValueError(
-                    f"no API key for {self.base_url}: pass api_key or set OPENAI_API_KEY"
-                    " (use OPENAI_API_KEY=EMPTY for a server that needs none)"
-                )
-            key = LOCAL_DUMMY_API_KEY
-        self._api_key = key
+        self._api_key = resolve_api_key(api_key, self.base_url, "OPENAI_API_KEY",
+                                        " (use OPENAI_API_KEY=EMPTY for a server that needs none)")
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.top_p = top_p

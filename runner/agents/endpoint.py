@@ -6,7 +6,29 @@ backoff settings `backoff_base_s` / `backoff_max_s`.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
+from urllib.parse import urlparse
+
+LOCAL_DUMMY_API_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def is_local_url(base_url: str) -> bool:
+    """True for endpoints on this machine (no API key needed by default)."""
+    host = (urlparse(base_url).hostname or "").lower()
+    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
+def resolve_api_key(api_key: str | None, base_url: str, env_name: str, hint: str = "") -> str:
+    """The key to send: the one given, else `env_name` from the environment, else the dummy key for an endpoint
+    on this machine; a remote endpoint without a key is a ValueError naming where to put one."""
+    key = api_key if api_key is not None else os.environ.get(env_name)
+    if key:
+        return key
+    if not is_local_url(base_url):
+        raise ValueError(f"no API key for {base_url}: pass api_key or set {env_name}{hint}")
+    return LOCAL_DUMMY_API_KEY
 
 
 def retry_after_s(exc: BaseException) -> float | None:

@@ -10,7 +10,8 @@ import zlib
 
 import pytest
 
-from runner.agents.api import ApiAgent, is_local_url
+from runner.agents.api import ApiAgent
+from runner.agents.endpoint import is_local_url
 from runner.agents.base import AgentFault, Observation, StepRecord
 from runner.agents.prompt import system_prompt, user_message
 from runner.model_cache import ModelCache

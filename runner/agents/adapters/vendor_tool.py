@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from runner.actions import ParserState
 from runner.agents.adapters.base import Adapter, AdapterReject, DisplayStep
 from runner.agents.adapters.imaging import crop_png, fit_size, resize_png
 from runner.agents.base import Observation, StepRecord
-from runner.agents.endpoint import EndpointClient
+from runner.agents.endpoint import EndpointClient, resolve_api_key
 from runner.model_cache import ModelCache, request_key
 from tasks.card import ActionProfile, TaskCard
 
@@ -148,19 +147,13 @@ class VendorToolAgent(EndpointClient):
                  timeout_s: float = 60.0, max_retries: int = 4, backoff_base_s: float = 1.0,
                  backoff_max_s: float = 30.0, cache: ModelCache | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        from runner.agents.api import LOCAL_DUMMY_API_KEY, is_local_url
 
         if max_retries < 0 or timeout_s <= 0 or max_tokens <= 0:
             raise ValueError("max_retries must be >= 0, timeout_s and max_tokens > 0")
         self.adapter = adapter
         self.model = model
         self.base_url = (base_url or adapter.default_base_url).rstrip("/")
-        key = api_key if api_key is not None else os.environ.get(adapter.key_env)
-        if not key:
-            if not is_local_url(self.base_url):
-                raise ValueError(f"no API key for {self.base_url}: pass api_key or set {adapter.key_env}")
-            key = LOCAL_DUMMY_API_KEY
-        self._api_key = key
+        self._api_key = resolve_api_key(api_key, self.base_url, adapter.key_env)
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.max_retries = max_retries
