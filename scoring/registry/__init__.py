@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from scoring.checks import Check
 
 
 class RegistryError(KeyError):
@@ -25,8 +28,8 @@ class TaskEntry(Protocol):
     id: str
     family: str  # the oracle family (card.oracle must name the same)
 
-    def stage_names(self) -> list[str]:
-        """The oracle's workflow stage names for this task, in order (equal to the card's workflow_stages)."""
+    def checks(self) -> list[Check]:
+        """Every threshold the oracle holds this task to (the goal-check table, scoring/checks.py)."""
         ...
 
 
