@@ -31,7 +31,7 @@ CHECK_UNITS = frozenset(u for u, _ in UNITS.values()) | {""}  # "" a count, a gr
 _WORDS = {w: float(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
-_NUM = r"(\d+(?:\.\d+)?|" + "|".join(sorted(_WORDS, key=len, reverse=True)) + ")"
+_NUM = r"(\d+(?:\.\d+)?|(?:" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")(?![a-z]))"  # not "tend"
 _UNIT = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
 _QTY = re.compile(rf"(?<![\w.]){_NUM}(?:\s*(?:-|–|—|to|and)\s*{_NUM})?"
                   rf"(?:\s*-?\s*(?P<unit>{_UNIT})(?![a-z]))?", re.IGNORECASE)

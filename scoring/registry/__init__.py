@@ -2,8 +2,11 @@
 
 One module per modality (``scoring/registry/ct.py``, ``mr.py``, ``us.py``) defines a ``REGISTRY``
 dict of entries keyed by task id. Each entry names its oracle family and carries the task's anatomy,
-thresholds, protocol, isocentre reference and the solver's inputs (margins, targets). The oracle and the
-reference solver both read the entry, so they cannot disagree on what a task is about.
+thresholds, protocol, isocentre reference and the solver's inputs (margins, targets), and lists its
+thresholds with ``checks()`` (the goal-check table, scoring/checks.py). The oracle and the reference solver
+both read the entry, so they cannot disagree on what a task is about. The registry is plain data: it imports
+no oracle (each oracle family's module owns its stage names: scoring.oracles.stage_names; the episode-answer
+hooks are in scoring/answers/), so the arrows run one way (tests/scoring/test_registry_plain_data.py).
 """
 from __future__ import annotations
 

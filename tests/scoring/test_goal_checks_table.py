@@ -96,6 +96,7 @@ def test_goal_reader_finds_a_stated_threshold(goal: str, check: Check) -> None:
     ("set the trigger to pulse", _stated("ECG", "")),
     ("the 4chamber row", _stated("4ch", "")),  # a word inside another word
     ("on a T1 map", _stated(1.0, "")),  # a digit inside a name
+    ("they tend to move", _stated(10.0, "")),  # a number word inside another word
     ("at mid-ventricular level", _stated((33.3, 66.7), "%", said_as=("basal and apical thirds",))),
 ])
 def test_goal_reader_fails_a_goal_without_the_threshold(goal: str, check: Check) -> None:

@@ -1,10 +1,9 @@
 """Issue 32: the task registry is plain data and the arrows run one way: the oracles read the registry,
 the registry (scoring/registry/*.py) imports no oracle, not even inside a function. Each oracle family's
 module owns its workflow stage names (scoring.oracles.stage_names asks it); the episode-answer hooks live in
-scoring/answers/."""
+scoring/answers/. The import scan is the layering test's (every import at any depth, relative ones resolved)."""
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -12,38 +11,27 @@ import pytest
 from scoring.oracles import stage_names
 from scoring.registry import entry_for_card
 from tasks.card import all_cards
+from tests.test_layering import REPO, imports_of, modules_under
 
-REGISTRY_DIR = Path(__file__).resolve().parents[2] / "scoring" / "registry"
-FILES = sorted(REGISTRY_DIR.glob("*.py"))
-
-
-def imported_modules(source: str, package: str) -> set[str]:
-    """Every module an ast imports, anywhere in it (relative imports resolved against `package`)."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            out |= {base} | {f"{base}.{a.name}" for a in node.names}
-    return out
+REGISTRY_MODULES = {m: p for m, p in modules_under(REPO).items() if m.startswith("scoring.registry")}
 
 
-def test_import_reader_sees_nested_and_relative_imports() -> None:
-    src = ("from __future__ import annotations\ndef f():\n    from scoring.oracles.ct import stage_names\n"
-           "def g():\n    from ..oracles import mr\n    import scoring.oracles.us\n")
-    mods = imported_modules(src, "scoring.registry")
-    assert {"scoring.oracles.ct", "scoring.oracles.mr", "scoring.oracles.us"} <= mods
+def oracle_imports(module: str, path: Path) -> list[str]:
+    return sorted({e.target for e in imports_of(module, path)
+                   if e.target == "scoring.oracles" or e.target.startswith("scoring.oracles.")})
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_registry_imports_no_oracle(path: Path) -> None:
-    mods = imported_modules(path.read_text(encoding="utf-8"), "scoring.registry")
-    bad = sorted(m for m in mods if m == "scoring.oracles" or m.startswith("scoring.oracles."))
-    assert not bad, f"{path.name} imports oracle modules {bad}: the registry holds data; oracles read it"
+def test_the_scan_sees_every_registry_module_and_a_nested_oracle_import(tmp_path: Path) -> None:
+    assert {"scoring.registry", "scoring.registry.ct", "scoring.registry.mr", "scoring.registry.us"} <= set(REGISTRY_MODULES)
+    bad = tmp_path / "ct.py"  # the shape the registry had before issue 32: a lazy import inside a method
+    bad.write_text("def stage_names(self):\n    from ..oracles.ct import stage_names\n    return stage_names(self)\n")
+    assert oracle_imports("scoring.registry.ct", bad) == ["scoring.oracles.ct", "scoring.oracles.ct.stage_names"]
+
+
+@pytest.mark.parametrize("module", sorted(REGISTRY_MODULES))
+def test_registry_imports_no_oracle(module: str) -> None:
+    bad = oracle_imports(module, REGISTRY_MODULES[module])
+    assert not bad, f"{module} imports {bad}: the registry holds data; the oracles read it"
 
 
 @pytest.mark.parametrize("card", sorted(all_cards(), key=lambda c: c.id), ids=lambda c: c.id)
