@@ -119,6 +119,8 @@ class USTask:
         if self.kind == "contact_vs_gain":
             out += [Check("contact_lines", round(100.0 * CONTACT_MIN_FRACTION, 2), "%", TOLERANCE,
                           "contact restored: at least this share of the scan lines coupled"),
+                    Check("contact_mean", round(100.0 * CONTACT_MIN_LINE_MEAN, 2), "%", TOLERANCE,
+                          "contact restored: the scan lines' mean coupling at least this"),
                     Check("gain_kept", GAIN_MAX_CHANGE, "", TOLERANCE, "the gain left alone (when contact was the cause)"),
                     Check("tgc_kept", TGC_MAX_CHANGE_DB, "dB", TOLERANCE, "the TGC left alone (when contact was the cause)")]
         return out

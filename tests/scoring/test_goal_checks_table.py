@@ -181,3 +181,64 @@ def test_command_prints_markdown_and_json(capsys) -> None:
     value = next(c for c in row["checks"] if c["name"] == "value")
     assert (value["value"], value["unit"], value["kind"], value["in_goal"]) == (5.0, "MHz", "stated", True)
     assert main(["tasks", "checks", "--check"]) == 0
+
+
+# ---- every threshold constant of the registry is in the table, or named here as no check -------------------
+# A module-level number (or tuple / dict of numbers) of scoring/registry/<modality>.py that no entry's checks()
+# reads, directly or through an entry field, must be listed here with why it is no pass/fail criterion; a new
+# threshold added to the registry then shows in the table or is classified here (it cannot be silently hidden).
+NOT_CHECKS: dict[str, dict[str, str]] = {
+    "ct": {"ALLOWED_MARGIN_MM": "AQ's efficiency term only", "AQ_COVERAGE_FLOOR": "AQ only",
+           "MAX_EXCESS_MM": "read through CTTask.max_excess_mm (the excess_per_end check)",
+           "POSITION_TOLERANCE_MM": "solver input", "HEIGHT_TOLERANCE_MM": "solver input",
+           "DOSE_TARGET_FRACTION": "solver input", "RECOVERY_OVERLAP_MM": "solver input"},
+    "mr": {"SHIM_FULL_AQ_RATIO": "AQ only"},
+    "us": {},
+}
+
+
+def _numeric(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(_numeric(v) for v in value)
+    if isinstance(value, dict):
+        return bool(value) and all(_numeric(v) for v in value.values())
+    return False
+
+
+def _names_read_by_checks(source: str) -> set[str]:
+    """Names read in each entry class (its checks() and its field defaults) and in the REGISTRY expression."""
+    import ast
+
+    tree = ast.parse(source)
+    scopes = [n for n in tree.body if isinstance(n, ast.ClassDef) and any(
+        isinstance(f, ast.FunctionDef) and f.name == "checks" for f in n.body)]
+    scopes += [n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "REGISTRY"
+               or isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "REGISTRY" for t in n.targets)]
+    return {x.id for s in scopes for x in ast.walk(s) if isinstance(x, ast.Name)}
+
+
+def test_the_threshold_scan_sees_what_checks_read_and_nothing_else() -> None:
+    src = ("A = 1.0\nB = 2.0\nC = 3.0\nD = 4.0\n"
+           "class T:\n    x: float = A\n    def checks(self):\n        return [B]\n"
+           "def answers():\n    return C\n"
+           "REGISTRY: dict = {'t': T(x=D)}\n")
+    assert _names_read_by_checks(src) >= {"A", "B", "D"} and "C" not in _names_read_by_checks(src)
+
+
+@pytest.mark.parametrize("modality", ["ct", "mr", "us"])
+def test_every_registry_threshold_is_a_check_or_named_as_none(modality: str) -> None:
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(f"scoring.registry.{modality}")
+    constants = {k for k, v in vars(mod).items() if k.isupper() and _numeric(v)}
+    read = _names_read_by_checks(inspect.getsource(mod))
+    unlisted = sorted(constants - read - set(NOT_CHECKS[modality]))
+    assert not unlisted, (f"scoring/registry/{modality}.py thresholds in no check: {unlisted}: list them in the "
+                          "entry's checks() (the goal-check table) or in NOT_CHECKS with why they are none")
+    stale = sorted(set(NOT_CHECKS[modality]) - constants)
+    assert not stale, f"NOT_CHECKS names constants scoring/registry/{modality}.py no longer has: {stale}"
