@@ -250,11 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("dir", help="the demo's --out folder (or its media/ folder)")
     tp.add_argument("--root", default=None, help="the tasks folder to publish into; default: the shipped tasks")
     tp.set_defaults(fn=cmd_tasks_publish_media)
+    from runner.cli_checks import add_parser as add_checks_parser
     from runner.cli_medians import add_parser as add_medians_parser
     from runner.cli_spread import add_parser as add_spread_parser
 
     add_spread_parser(tsub)
     add_medians_parser(tsub)
+    add_checks_parser(tsub)
 
     b = sub.add_parser("bench", help="step overhead and reset time on this machine")
     b.add_argument("--json", action="store_true")

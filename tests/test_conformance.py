@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.card import TaskCard, all_cards, load_card_file
+from scoring.oracles import stage_names
 from scoring.registry import RegistryError, entry_for_card
 
 CARDS = list(all_cards())
@@ -63,7 +64,7 @@ def test_registry_entry_exists_and_names_the_cards_oracle(card: TaskCard) -> Non
 
 @by_id(CARDS)
 def test_oracle_stage_names_are_the_cards_workflow_stages(card: TaskCard) -> None:
-    assert registry_entry(card).stage_names() == card.workflow_stages
+    assert stage_names(registry_entry(card)) == card.workflow_stages
 
 
 def test_a_card_without_a_registry_entry_fails_naming_the_task_and_the_file() -> None:

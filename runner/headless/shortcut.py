@@ -16,7 +16,7 @@ seeds. Two such agents are played here against every card, on the pure console m
   `medimageos tasks medians --write` makes and `make sweep` checks (`--check`).
 
 `answers` reads the reference's correct answer of an episode (range edges, plane pose, typed values) as
-named scalars with the oracle's tolerance for each, through the modality registry's ``answers`` hook;
+named scalars with the oracle's tolerance for each, through the modality's ``answers`` hook (scoring/answers/);
 `spread` compares them over many episodes (`medimageos tasks spread`).
 """
 from __future__ import annotations
@@ -183,13 +183,13 @@ def load_cohort_medians(card: TaskCard, path: Path = COHORT_MEDIANS_FILE) -> dic
 
 
 def answers(card: TaskCard, run: HeadlessRun) -> dict[str, Answer]:
-    """The correct answer of one reference episode as named parts, from the modality registry's hook
-    ``answers(task, state, ops) -> {name: Answer}``."""
+    """The correct answer of one reference episode as named parts, from the modality's hook
+    ``scoring.answers.<modality>.answers(task, state, ops) -> {name: Answer}``."""
     from scoring.registry import entry_for_card
 
-    hook = getattr(importlib.import_module(f"scoring.registry.{card.modality}"), "answers", None)
+    hook = getattr(importlib.import_module(f"scoring.answers.{card.modality}"), "answers", None)
     if hook is None:
-        raise NotImplementedError(f"scoring/registry/{card.modality}.py defines no answers(task, state, ops) hook")
+        raise NotImplementedError(f"scoring/answers/{card.modality}.py defines no answers(task, state, ops) hook")
     return hook(entry_for_card(card), run.state, run.ops)
 
 

@@ -1,10 +1,13 @@
 """Oracle families: pure functions (state dump, subject oracle, task card) -> OracleResult.
 
-Thresholds live here, in scoring/, never in task cards.
+Thresholds live in scoring/registry (plain data), never in task cards. Each family's module owns its workflow
+stage names (a module-level ``stage_names(entry)``), so the arrows run one way: oracles read the registry, the
+registry imports no oracle.
 """
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+from typing import Any, Callable
 
 from scoring.verdict import OracleResult
 
@@ -24,6 +27,13 @@ def get_oracle(name: str) -> OracleFn:
     if name not in _REGISTRY:
         raise KeyError(f"no oracle named {name!r}; known: {sorted(_REGISTRY)}")
     return _REGISTRY[name]
+
+
+def stage_names(entry: Any) -> list[str]:
+    """The workflow stage names a registry entry's oracle reports, in verdict order (the card's
+    workflow_stages): asked of the module that registered the entry's family."""
+    module = importlib.import_module(get_oracle(entry.family).__module__)
+    return module.stage_names(entry)
 
 
 def _load_families() -> None:

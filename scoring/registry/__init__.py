@@ -2,14 +2,20 @@
 
 One module per modality (``scoring/registry/ct.py``, ``mr.py``, ``us.py``) defines a ``REGISTRY``
 dict of entries keyed by task id. Each entry names its oracle family and carries the task's anatomy,
-thresholds, protocol, isocentre reference and the solver's inputs (margins, targets). The oracle and the
-reference solver both read the entry, so they cannot disagree on what a task is about.
+thresholds, protocol, isocentre reference and the solver's inputs (margins, targets), and lists its
+thresholds with ``checks()`` (the goal-check table, scoring/checks.py). The oracle and the reference solver
+both read the entry, so they cannot disagree on what a task is about. The registry is plain data: it imports
+no oracle (each oracle family's module owns its stage names: scoring.oracles.stage_names; the episode-answer
+hooks are in scoring/answers/), so the arrows run one way (tests/scoring/test_registry_plain_data.py).
 """
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from scoring.checks import Check
 
 
 class RegistryError(KeyError):
@@ -25,8 +31,8 @@ class TaskEntry(Protocol):
     id: str
     family: str  # the oracle family (card.oracle must name the same)
 
-    def stage_names(self) -> list[str]:
-        """The oracle's workflow stage names for this task, in order (equal to the card's workflow_stages)."""
+    def checks(self) -> list[Check]:
+        """Every threshold the oracle holds this task to (the goal-check table, scoring/checks.py)."""
         ...
 
 

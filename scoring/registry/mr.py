@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from scoring.checks import STATED, TOLERANCE, Check
+
 ROW_EDIT = "mr_row_edit"
 VIEWER = "mr_viewer"
 QUEUE_RUN = "mr_queue_run"
@@ -141,19 +143,53 @@ class MRTask:
     views: tuple[str, ...] = ()  # planning: the cardiac views the goal asks for, in chain order
     tolerance: Tolerance | None = None  # planning: PLANE_TOLERANCES key
 
-    def stage_names(self) -> list[str]:
-        """The oracle's stage names for this task, in verdict order."""
-        if self.family == PLANNING:
-            from scoring.oracles.mr_planning import stage_names as planning_stages
-
-            return planning_stages(self)
-        if self.family == MAPPING:
-            from scoring.oracles.mr_mapping import stage_names as mapping_stages
-
-            return mapping_stages(self)
-        from scoring.oracles.mr import stage_names
-
-        return stage_names(self)
+    def checks(self) -> list[Check]:
+        """Every threshold the MR oracles (scoring/oracles/mr*.py) hold this task to, from the fields and
+        thresholds above (workflow stages and "nothing else changed" guards carry none)."""
+        out = [Check(f, getattr(self, f), "", STATED, what) for f, what in (
+            ("value", "the value the goal asks for"), ("image", "the localizer image the goal names"),
+            ("blocked_trigger", "the trigger to switch to when the ECG signal is missing"))
+            if getattr(self, f) is not None]
+        if self.viewport is not None:
+            out.append(Check("viewport", float(self.viewport), "", STATED, "the viewport the goal names"))
+        if self.kind == "idle_or_scanning":
+            out += [Check("start_when_idle", IDLE_START_MAX_S, "s", STATED, "an idle scanner started within this"),
+                    Check("start_after_running", BUSY_START_MAX_S, "s", STATED,
+                          "the next sequence started within this of the running one's end")]
+        if self.kind in ("renal_adequacy", "renal_slab", "renal_numeric", "renal_recovery"):
+            out.append(Check("kidney_coverage", round(100.0 * RENAL_MIN_COVERAGE, 2), "%", TOLERANCE,
+                             "each kidney completely inside the slab and field of view"))
+        if self.kind in ("renal_slab", "renal_numeric", "renal_recovery"):
+            out.append(Check("slab_excess", RENAL_MAX_SLAB_EXCESS_MM, "mm", STATED,
+                             "the slab at most this thicker than the kidneys are deep"))
+        if self.kind in ("renal_slab", "renal_recovery"):
+            out.append(Check("fov_margin", RENAL_MAX_FOV_MARGIN_MM, "mm", STATED,
+                             "the field of view at most this beyond the kidneys on each side"))
+        if self.tolerance is not None:
+            deg, mm = PLANE_TOLERANCES[self.tolerance]
+            out += [Check("plane_angle", deg, "deg", STATED, f"each plane within this of the true {', '.join(self.views)} view"),
+                    Check("plane_offset", mm, "mm", STATED, "the mitral valve-apex midpoint within this of each plane")]
+        if self.kind == "sax_stack":
+            out += [Check("stack_angle", SAX_MAX_ANGLE_DEG, "deg", STATED, "the stack within this of perpendicular to the LV long axis"),
+                    Check("lv_coverage", round(100.0 * SAX_MIN_LV_COVERAGE, 2), "%", TOLERANCE,
+                          "the LV from the mitral valve plane to the apex covered"),
+                    Check("basal_slice_atrial", SAX_MAX_BASAL_ATRIAL_MM, "mm", STATED,
+                          "the first slice centred no more than this on the atrial side of the mitral plane")]
+        if self.kind == "shim_box_fit":
+            out += [Check("heart_inside", round(100.0 * SHIM_MIN_HEART_INSIDE, 2), "%", TOLERANCE, "the whole heart inside the box"),
+                    Check("box_volume", SHIM_MAX_VOLUME_RATIO, "x", STATED, "the box at most this many times the heart's volume")]
+        if self.kind in ("mapping_geometry", "mapping_feedback"):
+            out += [Check("slice_angle", MAP_MAX_ANGLE_DEG, "deg", STATED, "the slice within this of perpendicular to the LV long axis"),
+                    Check("mid_ventricular", tuple(round(100.0 * x, 1) for x in MAP_MID_RANGE), "%", STATED,
+                          "the slice centre between the basal and apical thirds of the mitral valve-apex distance",
+                          said_as=("between the basal and apical thirds",))]
+        if self.kind in ("mapping_parameters", "mapping_feedback"):
+            out += [Check("trigger", MAP_TRIGGER.upper(), "", STATED, "each map ECG-triggered"),
+                    Check("slice_thickness", MAP_THICKNESS_MM, "mm", STATED, "each map's slice thickness in this range")]
+        if self.kind == "mapping_feedback":
+            out.append(Check("map_values", round(100.0 * MAP_MAX_REL_ERROR, 2), "%", STATED,
+                             "each map's mean myocardial T1 / T2 within this of the tissue's true value"))
+        return out
 
 
 def _entries(*tasks: MRTask) -> dict[str, MRTask]:
@@ -201,58 +237,3 @@ REGISTRY: dict[str, MRTask] = _entries(
     MRTask("mr_t1t2_mapping_staged", MAPPING, "mapping_feedback", order=MAP_PROTOCOLS),
     MRTask("L6_stopped_row_retry", MAPPING, "stopped_row_retry"),
 )
-
-
-# ---- issue 21: each episode's correct answer as named parts (runner/headless/shortcut.answers) ------------
-# The non-planning families (judgements, viewer pick, mapping, stopped-row retry). A judgement's part is the
-# categorical choice the oracle rewards (tolerance None); a mapping task's parts are the target slice and
-# timing with the oracle's tolerance for each (scoring/oracles/mr_mapping.answer_parts).
-def _answers_other(task: MRTask, state: dict, ops: list) -> dict:
-    """The correct answer of one episode of a non-planning MR task, read from its state dump and the
-    subject's anatomy (never from the reference's operations)."""
-    from scoring.answers import Answer
-
-    start = state["start"]
-    rows = start["queue"]
-    if task.kind == "go_availability":
-        target = next(r for r in rows if r["status"] == "pending")
-        blocked = not start["ecg_signal"] and target["params"]["trigger"] == "ecg"
-        return {"consequence": Answer(f"switch_to_{task.blocked_trigger}_then_start" if blocked else "start")}
-    if task.kind == "idle_or_scanning":
-        return {"consequence": Answer("wait_then_start" if start["scanner_busy"] else "start_now")}
-    if task.kind == "renal_adequacy":
-        from scoring.oracles.mr import kidney_coverage
-        from scoring.subject_oracle import load_oracle
-
-        renal = next(r for r in rows if r["protocol"] == task.protocol and r["status"] == "done")
-        series = next(r for r in state["queue"] if r["uid"] == renal["uid"])["series"]
-        cov = kidney_coverage(state, load_oracle(state["subject"]), series)
-        return {"consequence": Answer("accept" if min(cov.values()) >= RENAL_MIN_COVERAGE else "repeat")}
-    if task.kind == "select_sequence":
-        return {"protocol": Answer(INDICATION_PROTOCOL[start["indication"]])}
-    if task.kind == "select_image":
-        from scoring.oracles.mr import localizer_image_index
-
-        want = localizer_image_index(state, task.image)
-        keys = [e["key"] for e in state["series_list"]]
-        # the answer is where the image sits in the series list (what a click picks), not its identity
-        return {"list_position": Answer(str(keys.index(f"{want[0]}.{want[1]}") + 1))}
-    if task.family == MAPPING:
-        from scoring.oracles.mr_mapping import answer_parts
-
-        return {k: Answer(v, tol) for k, (v, tol) in answer_parts(task, state).items()}
-    raise NotImplementedError(f"no answers for MR task kind {task.kind!r}")
-
-
-def answers(task: MRTask, state: dict, ops: list) -> dict:
-    """issue 21 hook: the episode's correct answer as named parts {name: Answer}: geometry planning from
-    scoring/oracles/mr_planning.py, every other family from `_answers_other`."""
-    if task.family == PLANNING:
-        return _answers_planning(task, state, ops)
-    return _answers_other(task, state, ops)
-
-
-def _answers_planning(task: MRTask, state: dict, ops: list) -> dict:
-    from scoring.oracles.mr_planning import planning_answers
-
-    return planning_answers(task, state, ops)

@@ -1,5 +1,6 @@
-"""An episode's correct answer as named parts, each with the oracle's tolerance (the registries' ``answers``
-hooks return them; runner.headless.shortcut and `medimageos tasks spread` compare them across episodes)."""
+"""An episode's correct answer as named parts, each with the oracle's tolerance (the per-modality ``answers``
+hooks in scoring/answers/<modality>.py return them; runner.headless.shortcut and `medimageos tasks spread`
+compare them across episodes)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,0 +1,141 @@
+"""What each card's oracle checks, read from the registry, against what its goal states (issue 32).
+
+Every registry entry (scoring/registry/{ct,mr,us}.py) lists its checks with ``checks() -> list[Check]``, built
+from the entry's own threshold fields, so a changed threshold changes this table without an edit here. A check
+is one of two kinds:
+
+- ``stated``: a criterion that changes what a competent technologist does (a margin, an isocentre tolerance, a
+  brightness, noise or dose bound, a timing, a plane tolerance, a value to set): its number (or word) must
+  appear in the goal, in some unit form (scoring/goal_numbers.py);
+- ``tolerance``: a pure measurement tolerance on a word of the goal ("completely": 98 % voxel coverage, ends
+  within 6 mm): it may stay unstated.
+
+`medimageos tasks checks` prints the table; docs/goal-checks.md is its output, and a test keeps it so.
+Qt-free and VTK-free: this reads cards and registry entries only.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Literal
+
+if TYPE_CHECKING:
+    from tasks.card import TaskCard
+
+Kind = Literal["stated", "tolerance"]
+STATED: Kind = "stated"
+TOLERANCE: Kind = "tolerance"
+Value = float | tuple[float, float] | str
+
+
+@dataclass(frozen=True)
+class Check:
+    """One criterion of a card's oracle with its threshold.
+
+    value: a number (a bound), a (low, high) range, or a word the goal must name (a trigger, a name);
+    unit: the unit of a number ("mm", "deg", "HU", "%", "s", "ms", "x", "MHz", "dB"; "" for a count or grey
+    level); phrase: what it asks, in a technologist's words; said_as: other wordings that state the same
+    threshold in a goal (e.g. "between the basal and apical thirds" for the mid third)."""
+
+    name: str
+    value: Value
+    unit: str
+    kind: Kind
+    phrase: str
+    said_as: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in (STATED, TOLERANCE):
+            raise ValueError(f"check {self.name!r}: kind must be 'stated' or 'tolerance', not {self.kind!r}")
+        if isinstance(self.value, tuple) and (len(self.value) != 2 or self.value[0] > self.value[1]):
+            raise ValueError(f"check {self.name!r}: a range is (low, high), got {self.value!r}")
+
+    @property
+    def threshold(self) -> str:
+        """The threshold as the table prints it: '20 mm', '70-150', 'ECG'."""
+        if isinstance(self.value, str):
+            return self.value
+        nums = self.value if isinstance(self.value, tuple) else (self.value,)
+        text = "-".join(_num(v) for v in nums)
+        return text + self.unit if self.unit == "x" else f"{text} {self.unit}".rstrip()
+
+
+def _num(v: float) -> str:
+    """A number without a trailing .0 (20, 0.5, 99.9)."""
+    return f"{float(v):g}"
+
+
+@dataclass(frozen=True)
+class CardChecks:
+    """A card's goal, its checks, and which stated checks the goal does not state."""
+
+    id: str
+    modality: str
+    level: int
+    goal: str
+    checks: tuple[Check, ...]
+    missing: tuple[str, ...]  # names of stated checks whose number is not in the goal
+
+    @property
+    def status(self) -> str:
+        """'clean' when the goal states every stated check, else 'hidden' (a threshold behind a word)."""
+        return "hidden" if self.missing else "clean"
+
+
+def card_checks(card: TaskCard) -> CardChecks:
+    """The card's goal and its registry entry's checks, each stated one matched against the goal."""
+    from scoring.goal_numbers import goal_states
+    from scoring.registry import entry_for_card
+
+    checks = tuple(entry_for_card(card).checks())
+    missing = tuple(c.name for c in checks if c.kind == STATED and not goal_states(card.goal, c))
+    return CardChecks(card.id, card.modality, card.level, card.goal, checks, missing)
+
+
+def table(cards: Iterable[TaskCard]) -> list[CardChecks]:
+    """Every card's checks, in modality then id order."""
+    return [card_checks(c) for c in sorted(cards, key=lambda c: (c.modality, c.id))]
+
+
+def to_json(rows: list[CardChecks]) -> str:
+    return json.dumps([{"id": r.id, "modality": r.modality, "level": r.level, "goal": r.goal, "status": r.status,
+                        "missing_from_goal": list(r.missing),
+                        "checks": [{"name": c.name, "value": c.value, "unit": c.unit, "kind": c.kind,
+                                    "phrase": c.phrase, "said_as": list(c.said_as),
+                                    "in_goal": None if c.kind == TOLERANCE else c.name not in r.missing}
+                                   for c in r.checks]} for r in rows], indent=1)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(rows: list[CardChecks]) -> str:
+    """The docs page: a summary, then per card its goal and a table of its checks."""
+    n_clean = sum(r.status == "clean" for r in rows)
+    out = ["# Goal checks", "",
+           "Generated by `medimageos tasks checks --write` from the task registry (scoring/registry/) and the "
+           "cards' goals; do not edit by hand (tests/scoring/test_goal_checks_table.py compares this page with "
+           "the command's output).", "",
+           "Every threshold a card's oracle holds it to. **stated**: a criterion that changes what a competent "
+           "technologist does (a margin, an isocentre tolerance, a brightness, noise or dose bound, a timing, a "
+           "plane tolerance, a value to set); its number must be in the goal. **tolerance**: a pure measurement "
+           "tolerance on a word of the goal (\"completely\": 98 % voxel coverage, ends within 6 mm), which may "
+           "stay unstated. A card is *clean* when its goal states every stated check and *hidden* when a stated "
+           "threshold is missing from it. Checks without a threshold (workflow order, \"nothing else changed\") "
+           "are not listed.", "",
+           f"{n_clean} of {len(rows)} cards clean, {len(rows) - n_clean} with a stated threshold missing "
+           "from the goal.", "",
+           "| card | level | status | missing from the goal |", "|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| [{r.id}](#{r.id.lower()}) | L{r.level} | {r.status} | {', '.join(r.missing) or '-'} |")
+    for r in rows:
+        out += ["", f"## {r.id}", "", f"{r.modality.upper()}, L{r.level}, {r.status}.", "", f"> {_cell(r.goal)}", ""]
+        if not r.checks:
+            out.append("No threshold: its checks are workflow stages and side-effect guards only.")
+            continue
+        out += ["| check | threshold | kind | in the goal | what it asks |", "|---|---|---|---|---|"]
+        for c in r.checks:
+            said = "-" if c.kind == TOLERANCE else ("no" if c.name in r.missing else "yes")
+            out.append(f"| {c.name} | {_cell(c.threshold)} | {c.kind} | {said} | {_cell(c.phrase)} |")
+    return "\n".join(out) + "\n"
