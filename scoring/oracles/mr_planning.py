@@ -6,16 +6,21 @@ scored is the last one acquired in this session by a row of the task's protocol 
 so a plan that was never acquired scores nothing, and a prior series never counts.
 
 Measures (in the details, per view or organ):
-- long-axis planes (2ch, 4ch): angle between the acquired plane's normal and the reference plane's normal
-  (deg), distance of the reference centre from the acquired plane (mm), the mitral valve and LV apex inside
-  the FOV, and the in-plane direction of the long axis on the image (reported, not checked);
+- long-axis planes (2ch, 4ch): angle between the acquired plane's normal and the target plane's normal
+  (deg), distance of the target centre from the acquired plane (mm), the mitral valve and LV apex inside
+  the FOV, and the in-plane direction of the long axis on the image (reported, not checked). The 2ch's target
+  is the subject's reference 2ch; the 4ch's is the plane through mitral valve and apex perpendicular to the
+  2ch image it was planned on (lax_target: what the goals prescribe), and in the chained cards that 2ch must
+  have been acquired before the 4ch;
 - short-axis stack: angle between the stack normal and the LV long axis, LV coverage between the mitral
-  plane and the apex by slab and FOV, the basal slice's position relative to the mitral plane;
+  plane and the apex by slab and FOV, the basal slice's position relative to the mitral plane, slice
+  thickness and gap kept (changing them is no planning step);
 - renal slab: each kidney's coverage by slab and FOV (scoring.oracles.mr.series_coverage), the slab's excess
   over the kidneys along its normal, how far the FOV reaches beyond the kidneys on each in-plane side (a
   planned slab -- planning, recovery -- must keep it within RENAL_MAX_FOV_MARGIN_MM); numeric correction: the seeded parameter was changed; recovery: the
   centre moved towards the clipped pole;
-- shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's.
+- shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's, the slice
+  group as it was at the start (slices_moved).
 
 Outcome: FAIL when no stage was met, PASS when every stage and check holds, else PARTIAL (a complete
 workflow at the wrong geometry is PARTIAL with PR 1). AQ falls smoothly with each error (aq_term).
