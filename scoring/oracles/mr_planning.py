@@ -6,16 +6,21 @@ scored is the last one acquired in this session by a row of the task's protocol 
 so a plan that was never acquired scores nothing, and a prior series never counts.
 
 Measures (in the details, per view or organ):
-- long-axis planes (2ch, 4ch): angle between the acquired plane's normal and the reference plane's normal
-  (deg), distance of the reference centre from the acquired plane (mm), the mitral valve and LV apex inside
-  the FOV, and the in-plane direction of the long axis on the image (reported, not checked);
+- long-axis planes (2ch, 4ch): angle between the acquired plane's normal and the target plane's normal
+  (deg), distance of the target centre from the acquired plane (mm), the mitral valve and LV apex inside
+  the FOV, and the in-plane direction of the long axis on the image (reported, not checked). The 2ch's target
+  is the subject's reference 2ch; the 4ch's is the plane through mitral valve and apex perpendicular to the
+  2ch image it was planned on (lax_target: what the goals prescribe), and in the chained cards that 2ch must
+  have been acquired before the 4ch;
 - short-axis stack: angle between the stack normal and the LV long axis, LV coverage between the mitral
-  plane and the apex by slab and FOV, the basal slice's position relative to the mitral plane;
+  plane and the apex by slab and FOV, the basal slice's position relative to the mitral plane, slice
+  thickness and gap kept (changing them is no planning step);
 - renal slab: each kidney's coverage by slab and FOV (scoring.oracles.mr.series_coverage), the slab's excess
   over the kidneys along its normal, how far the FOV reaches beyond the kidneys on each in-plane side (a
   planned slab -- planning, recovery -- must keep it within RENAL_MAX_FOV_MARGIN_MM); numeric correction: the seeded parameter was changed; recovery: the
   centre moved towards the clipped pole;
-- shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's.
+- shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's, the slice
+  group as it was at the start (slices_moved).
 
 Outcome: FAIL when no stage was met, PASS when every stage and check holds, else PARTIAL (a complete
 workflow at the wrong geometry is PARTIAL with PR 1). AQ falls smoothly with each error (aq_term).
@@ -36,6 +41,8 @@ from scoring.registry import entry_for_card
 from scoring.registry.mr import (KIDNEYS, LAX_FOV_LANDMARKS, PLANE_TOLERANCES, PLANNING, RENAL_MAX_FOV_MARGIN_MM,
                                  RENAL_MAX_SLAB_EXCESS_MM, RENAL_MIN_COVERAGE, SAX_MAX_ANGLE_DEG, SAX_MAX_BASAL_ATRIAL_MM, SAX_MIN_LV_COVERAGE,
                                  SHIM_FULL_AQ_RATIO, SHIM_MAX_VOLUME_RATIO, SHIM_MIN_HEART_INSIDE, VIEW_PROTOCOL, MRTask)
+from scoring.registry.mr import (SAX_KEPT_PARAMETERS, SLICE_KEPT_ANGLE_DEG, SLICE_KEPT_MM,  # cardiac: kept slices
+                                 SLICE_PARAMETERS)
 from scoring.verdict import OracleResult
 from scoring.workflow import checks_verdict
 from tasks.card import TaskCard
@@ -109,9 +116,27 @@ def angle_deg(a: Any, b: Any) -> float:
     return math.degrees(math.acos(min(1.0, c)))
 
 
-def plane_errors(series: dict[str, Any], oracle, view: str) -> dict[str, Any]:
-    """A long-axis series' errors against the subject's reference plane of `view`."""
+def lax_target(oracle, view: str, on_2ch: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(unit normal, centre) of the plane a long-axis view is judged against. The 2ch: the subject's reference
+    2ch. The 4ch planned on a 2ch image (`on_2ch`, a 2ch series): the plane through the mitral valve centre and
+    the LV apex perpendicular to that image -- what the goals prescribe ("perpendicular to the 2-chamber
+    view"), so a 2ch that is off carries its error into the 4ch and that is not the planner's fault. Its
+    normal is long axis x 2ch normal (the same plane whether MV and apex are taken in 3D or projected onto the
+    2ch image: the projection moves them along the 2ch normal, which lies in the plane). On the subject's true
+    2ch it is the reference 4ch (the two reference planes are perpendicular and both hold the long axis)."""
     ref = oracle.reference_planes[view]
+    if view != "4ch" or on_2ch is None:
+        return np.asarray(ref["normal"], float), np.asarray(ref["centre"], float)
+    base, apex = oracle.lv_long_axis
+    n = np.cross(apex - base, _axes(on_2ch)[2])
+    if np.linalg.norm(n) < 1e-6 * np.linalg.norm(apex - base):  # the long axis along the 2ch normal
+        raise ValueError(f"2ch series {on_2ch['uid']} is perpendicular to the LV long axis: no 4ch is defined on it")
+    return n / np.linalg.norm(n), (base + apex) / 2.0
+
+
+def plane_errors(series: dict[str, Any], oracle, view: str, on_2ch: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A long-axis series' errors against the plane its view is judged against (lax_target)."""
+    ref_normal, ref_centre = lax_target(oracle, view, on_2ch)
     u, v, n = _axes(series)
     c = series_centre(series)
     hu, hv = half_fov(series)
@@ -122,8 +147,9 @@ def plane_errors(series: dict[str, Any], oracle, view: str) -> dict[str, Any]:
     base, apex = oracle.lv_long_axis
     ax = apex - base
     ax_img = np.array([ax @ u, ax @ v])
-    return {"angle_deg": round(angle_deg(n, ref["normal"]), 3),
-            "offset_mm": round(abs(float((ref["centre"] - c) @ n)), 3),
+    return {"angle_deg": round(angle_deg(n, ref_normal), 3),
+            "offset_mm": round(abs(float((ref_centre - c) @ n)), 3),
+            "judged_against": "reference" if on_2ch is None or view != "4ch" else f"perpendicular_to_2ch_{on_2ch['uid']}",
             "landmarks_in_fov": inside,
             "long_axis_on_image_deg": round(math.degrees(math.atan2(ax_img[1], ax_img[0])), 2),
             "series": series["uid"]}
@@ -190,6 +216,40 @@ def shim_measures(series: dict[str, Any], oracle) -> dict[str, Any]:
             "box_size_mm": list(box["size_mm"]), "series": series["uid"]}
 
 
+def start_params(state: dict[str, Any], series: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """The parameters at the start of the episode of the row that acquired `series` (a repeat: of the row it
+    copies; else the first pending row of the protocol)."""
+    rows = {r["uid"]: r for r in start_rows(state)}
+    uid = series["row"]
+    end = end_row(state, uid)
+    if uid not in rows and end is not None and end.get("copy_of") in rows:
+        uid = end["copy_of"]
+    row = rows.get(uid) or next(r for r in start_rows(state) if r["protocol"] == protocol and r["status"] == "pending")
+    return row["params"]
+
+
+def kept_parameters(state: dict[str, Any], series: dict[str, Any], protocol: str, names: tuple[str, ...]
+                    ) -> dict[str, dict[str, Any]]:
+    """Per parameter name: its value at the start, as acquired, and whether it was kept."""
+    before = start_params(state, series, protocol)
+    return {k: {"start": before[k], "acquired": series["params"][k],
+                "kept": abs(float(series["params"][k]) - float(before[k])) < 1e-6} for k in names}
+
+
+def slices_moved(state: dict[str, Any], series: dict[str, Any], protocol: str) -> list[str]:
+    """What of the slice group differs between the start and the acquisition: its slice parameters, its
+    orientation (SLICE_KEPT_ANGLE_DEG) and its centre (SLICE_KEPT_MM); [] when the slices were kept."""
+    before, after = start_params(state, series, protocol), series["params"]
+    moved = [k for k in SLICE_PARAMETERS if abs(float(after[k]) - float(before[k])) > 1e-6]
+    if angle_deg(after["normal"], before["normal"]) > SLICE_KEPT_ANGLE_DEG:
+        moved.append("orientation")
+    if abs(float(after["inplane_deg"]) - float(before["inplane_deg"])) > SLICE_KEPT_ANGLE_DEG:
+        moved.append("inplane_deg")
+    if float(np.linalg.norm(np.subtract(after["centre_mm"], before["centre_mm"]))) > SLICE_KEPT_MM:
+        moved.append("centre")
+    return moved
+
+
 # ---- reading the session ------------------------------------------------------------------------------
 def _protocol_of(state: dict[str, Any], uid: int) -> str | None:
     r = end_row(state, uid)
@@ -203,6 +263,19 @@ def acquired_series(state: dict[str, Any], protocol: str) -> dict[str, Any] | No
         return None
     uid = done[-1]["series"]
     return next((s for s in state["series"] if s["uid"] == uid), None)
+
+
+def series_planned_on(state: dict[str, Any], series: dict[str, Any], protocol: str) -> dict[str, Any] | None:
+    """The last series of `protocol` acquired before `series` (acquired in this session): the image a plan was
+    made on ("using that image"). A prior series counts (the card supplied it); None: there was none."""
+    done = events(state, "row_done")
+    at = next((i for i, e in enumerate(done) if e.get("series") == series["uid"]), len(done))
+    before = [e["series"] for e in done[:at] if _protocol_of(state, e["row"]) == protocol]
+    by_uid = {s["uid"]: s for s in state["series"]}
+    if before:
+        return by_uid.get(before[-1])
+    prior = [s for s in state["series"] if s.get("prior") and s.get("protocol") == protocol]
+    return prior[-1] if prior else None
 
 
 def _first(state: dict[str, Any], kind: str, protocol: str, after: int = -1) -> int | None:
@@ -224,11 +297,23 @@ def _first_typed_geometry(state: dict[str, Any], protocol: str) -> int | None:
     return None
 
 
-def planned_then_acquired(state: dict[str, Any], protocol: str, planned_kinds: tuple[str, ...] = ("geometry_changed",)
-                          ) -> tuple[bool, bool]:
+def _first_param(state: dict[str, Any], protocol: str, ignore: tuple[str, ...]) -> int | None:
+    """The first parameter change on a row of the protocol, other than those in `ignore`."""
+    for i, e in enumerate(session_events(state)):
+        if e["event"] == "param_changed" and e.get("name") not in ignore and _protocol_of(state, e.get("row")) == protocol:
+            return i
+    return None
+
+
+def planned_then_acquired(state: dict[str, Any], protocol: str, planned_kinds: tuple[str, ...] = ("geometry_changed",),
+                          not_planning: tuple[str, ...] = ()) -> tuple[bool, bool]:
     """(the row's geometry was changed -- dragged, or typed into a geometry field -- or, for the kinds given,
-    its parameters; a row of the protocol was acquired after that change)."""
-    firsts = [i for i in (_first(state, k, protocol) for k in planned_kinds) if i is not None]
+    its parameters other than `not_planning` (a parameter the goal says to keep is no planning step); a row of
+    the protocol was acquired after that change)."""
+    firsts = [i for i in (_first(state, k, protocol) for k in planned_kinds if k != "param_changed") if i is not None]
+    if "param_changed" in planned_kinds:
+        p = _first_param(state, protocol, not_planning)
+        firsts += [] if p is None else [p]
     if "geometry_changed" in planned_kinds:
         typed = _first_typed_geometry(state, protocol)
         firsts += [] if typed is None else [typed]
@@ -261,7 +346,12 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
                 checks[f"{view}_acquired"] = False
                 terms += [0.0, 0.0]
                 continue
-            m = plane_errors(s, oracle, view)
+            on_2ch = None
+            if view == "4ch":  # judged against the plane perpendicular to the 2ch image it was planned on
+                on_2ch = series_planned_on(state, s, VIEW_PROTOCOL["2ch"])
+                if task.kind != "long_axis":  # the goal's order: the 2ch acquired, then the 4ch planned on it
+                    checks["4ch_planned_on_acquired_2ch"] = on_2ch is not None and not on_2ch.get("prior")
+            m = plane_errors(s, oracle, view, on_2ch)
             details[view] = m
             checks[f"{view}_angle"] = m["angle_deg"] <= max_deg
             checks[f"{view}_offset"] = m["offset_mm"] <= max_mm
@@ -270,7 +360,8 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
             if not checks[f"{view}_apex_and_valve_in_fov"]:
                 terms[-1] *= 0.5
     elif task.kind == "sax_stack":
-        planned, acquired = planned_then_acquired(state, task.protocol, ("geometry_changed", "param_changed"))
+        planned, acquired = planned_then_acquired(state, task.protocol, ("geometry_changed", "param_changed"),
+                                                  not_planning=SAX_KEPT_PARAMETERS)
         stages.update({"stack_planned": planned, "series_acquired": acquired})
         s = acquired_series(state, task.protocol)
         if s is None:
@@ -284,6 +375,9 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
             checks["angle_to_long_axis"] = m["angle_to_long_axis_deg"] <= SAX_MAX_ANGLE_DEG
             checks["lv_coverage"] = m["lv_coverage"] >= SAX_MIN_LV_COVERAGE
             checks["basal_slice_not_in_atrium"] = m["basal_slice_from_mitral_mm"] >= -SAX_MAX_BASAL_ATRIAL_MM
+            kept = kept_parameters(state, s, task.protocol, SAX_KEPT_PARAMETERS)
+            details["kept_parameters"] = kept
+            checks["thickness_and_gap_kept"] = all(v["kept"] for v in kept.values())
             terms = [aq_term(m["angle_to_long_axis_deg"], SAX_MAX_ANGLE_DEG),
                      coverage_term(m["lv_coverage"], SAX_MIN_LV_COVERAGE),
                      aq_term(max(0.0, -m["basal_slice_from_mitral_mm"]), SAX_MAX_BASAL_ATRIAL_MM * 2.0)]
@@ -340,6 +434,9 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
             details["shim"] = m
             checks["heart_inside_box"] = m["heart_inside"] >= SHIM_MIN_HEART_INSIDE
             checks["box_not_excessive"] = m["volume_ratio"] <= SHIM_MAX_VOLUME_RATIO
+            moved = slices_moved(state, s, task.protocol)
+            details["slices_moved"] = moved
+            checks["slices_unchanged"] = not moved
             terms = [coverage_term(m["heart_inside"], SHIM_MIN_HEART_INSIDE),
                      aq_term(max(0.0, m["volume_ratio"] - SHIM_FULL_AQ_RATIO),
                              SHIM_MAX_VOLUME_RATIO - SHIM_FULL_AQ_RATIO)]
@@ -385,6 +482,16 @@ def _max_margin(extent: np.ndarray, volume_ml: float) -> float:
     return lo
 
 
+def answer_2ch(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The 2ch series a 4ch answer is built on: the one the acquired 4ch was planned on, else the last 2ch
+    series (the card's prior one or the session's); None: no 2ch (the reference 4ch)."""
+    s4 = acquired_series(state, VIEW_PROTOCOL["4ch"])
+    if s4 is not None:
+        return series_planned_on(state, s4, VIEW_PROTOCOL["2ch"])
+    twos = [s for s in state["series"] if s.get("protocol") == VIEW_PROTOCOL["2ch"]]
+    return twos[-1] if twos else None
+
+
 def planning_answers(task: MRTask, state: dict[str, Any], ops: list) -> dict[str, Any]:
     """The correct answer of one planning episode (runner.headless.shortcut.Answer parts), read from the
     subject's anatomy and the episode's start (isocentre, rows), never from what the solver did."""
@@ -396,11 +503,11 @@ def planning_answers(task: MRTask, state: dict[str, Any], ops: list) -> dict[str
     if task.kind in ("long_axis", "long_axis_pair", "lax_from_scratch"):
         max_deg, max_mm = PLANE_TOLERANCES[task.tolerance]
         for view in task.views:
-            ref = orc.reference_planes[view]
-            n, a1, a2 = _tilts(ref["normal"], _default_frame(VIEW_PROTOCOL[view]))
+            normal, centre = lax_target(orc, view, answer_2ch(state) if view == "4ch" else None)
+            n, a1, a2 = _tilts(normal, _default_frame(VIEW_PROTOCOL[view]))
             out[f"{view}_tilt_u_deg"] = Answer(round(a1, 2), max_deg)
             out[f"{view}_tilt_v_deg"] = Answer(round(a2, 2), max_deg)
-            out[f"{view}_plane_offset_mm"] = Answer(round(float((np.asarray(ref["centre"]) - iso) @ n), 2), max_mm)
+            out[f"{view}_plane_offset_mm"] = Answer(round(float((centre - iso) @ n), 2), max_mm)
     elif task.kind == "sax_stack":
         base, apex = orc.lv_long_axis
         n, a1, a2 = _tilts(apex - base, _default_frame(task.protocol))

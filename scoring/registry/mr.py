@@ -42,9 +42,11 @@ RENAL_MIN_COVERAGE = 0.98
 KIDNEYS = ("kidney_left", "kidney_right")
 
 # ---- geometry planning (scoring/oracles/mr_planning.py) ----------------------------------------------
-# Long-axis planes: (max angle between the acquired plane's normal and the subject's reference plane
-# normal in degrees, max distance of the reference centre -- the midpoint of mitral valve centre and LV
-# apex -- from the acquired plane in mm). Anchors: inter-operator deviation of manual short-axis planning
+# Long-axis planes: (max angle between the acquired plane's normal and the target plane's normal in degrees,
+# max distance of the reference centre -- the midpoint of mitral valve centre and LV apex -- from the acquired
+# plane in mm). The 2ch's target is the subject's reference 2ch; the 4ch's is the plane through mitral valve
+# centre and apex at right angles to the 2ch image it was planned on, as the goals say (issue 32: the cards'
+# supplied 2ch is up to ~50 deg off the true one). The goals state both numbers. Anchors: inter-operator deviation of manual short-axis planning
 # is about 5 +- 2 deg (intra-operator 2.7 +- 1.5 deg) and automated 2ch/4ch planners report 5-6.5 deg, so
 # "fine" (6 deg) is what a careful operator achieves, "standard" (10 deg) is about two inter-operator
 # SDs beyond the mean and still shows the same chambers, and "coarse" (15 deg) is a plane a reader
@@ -63,11 +65,19 @@ LAX_FOV_LANDMARKS = ("mitral_valve_centre", "lv_apex_epicardial")
 # Short-axis stack: normal within the standard tolerance of the LV long axis (mitral valve centre ->
 # epicardial apex); LV voxels between the mitral plane and the apex covered by slab and FOV (gaps
 # included, as a stack is planned) at least this much; the basal slice's centre no further than this
-# on the atrial side of the mitral plane (a slice centred more than a cm above the valve images the
-# atrium, not the ventricle's base).
+# on the atrial side of the mitral plane: "the first slice at the base, not in the atrium". The cine
+# slice is 8 mm, so a first slice centred 2 mm atrial still has 2 mm in the ventricle, and one lying
+# wholly in the atrium (centre 4 mm or more atrial) fails; the goal states the 2 mm. The slice thickness
+# and gap are the protocol's and the goal says to keep them (Simpson volumes are computed on them).
 SAX_MAX_ANGLE_DEG = 10.0
 SAX_MIN_LV_COVERAGE = 0.95
-SAX_MAX_BASAL_ATRIAL_MM = 10.0
+SAX_MAX_BASAL_ATRIAL_MM = 2.0
+SAX_KEPT_PARAMETERS = ("thickness_mm", "gap_mm")
+# "Do not change the slices" (shim box): the acquired slice group's parameters equal the start's, its normal
+# and in-plane angle within the fields' 0.1 deg, its centre within half a mm (the fields show 0.1 mm).
+SLICE_PARAMETERS = ("n_slices", "thickness_mm", "gap_mm", "fov_read_mm", "fov_phase_mm")
+SLICE_KEPT_ANGLE_DEG = 0.1
+SLICE_KEPT_MM = 0.5
 # Renal slab: each kidney covered as in RENAL_MIN_COVERAGE; the slab may exceed the kidneys' extent
 # along its normal by at most this much in total (a coronal T2 slab planned with a slice of margin at
 # each side is about 15 mm over; the kidneys are only 5-6 cm deep together, so 40 mm over is most of a

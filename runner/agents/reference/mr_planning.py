@@ -124,29 +124,47 @@ class PlanningPolicy:
         return out
 
     # ---- targets ----------------------------------------------------------------------------------
-    def view_target(self, view: str) -> tuple[np.ndarray, np.ndarray]:
-        """(normal, centre) of a cardiac view: the reference plane, or for sax the LV long axis with the
-        stack centre placed over the mitral plane .. apex span (see sax_span)."""
+    def view_target(self, view: str, st: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(normal, centre) of a cardiac view: the reference 2ch; the 4ch perpendicular to the last 2ch image
+        in `st` through mitral valve and apex, as the goals prescribe (scoring.oracles.mr_planning.lax_target;
+        the reference 4ch without one); for sax the LV long axis with the stack centre placed over the
+        mitral plane .. apex span (see sax_span)."""
         orc = self.oracle
         if view == "sax":
             base, apex = orc.lv_long_axis
             axis = _unit(apex - base)
-            lo, hi = self.sax_span()
+            lo, hi = self.sax_span(st)
             if self.target_tilt_deg:  # perturbed on purpose (tests)
                 axis = rot(axis, _unit(orc.reference_planes["sax"]["row"]), self.target_tilt_deg)
             return axis, base + _unit(apex - base) * (lo + hi) / 2.0
-        ref = orc.reference_planes[view]
-        n, c = _unit(ref["normal"]), np.asarray(ref["centre"], float)
-        if self.target_tilt_deg:  # perturbed on purpose (tests): turned about the plane's long-axis row
-            n = rot(n, _unit(ref["row"]), self.target_tilt_deg)
+        from scoring.oracles.mr_planning import answer_2ch, lax_target
+
+        n, c = lax_target(orc, view, answer_2ch(st) if view == "4ch" and st is not None else None)
+        n, c = _unit(n), np.asarray(c, float)
+        base, apex = orc.lv_long_axis
+        if self.target_tilt_deg:  # perturbed on purpose (tests): turned about the long axis the plane holds
+            n = rot(n, _unit(apex - base), self.target_tilt_deg)
         if self.target_shift_mm:
-            c = c + self.target_shift_mm * _unit(ref["normal"])
+            c = c + self.target_shift_mm * n
         return n, c
 
-    def sax_span(self) -> tuple[float, float]:
-        """(start, end) of the short-axis slab along the long axis from the mitral valve centre (mm)."""
+    def sax_span(self, st: dict[str, Any] | None = None) -> tuple[float, float]:
+        """(start, end) of the short-axis slab along the long axis from the mitral valve centre (mm): from
+        SAX_BASE_MARGIN_MM atrial of the mitral plane to SAX_APEX_MARGIN_MM beyond the apex; with the state, the
+        end is where the whole slices of the row's thickness and gap (kept, as the goal says) reach it, so the
+        first slice stays at the base."""
         base, apex = self.oracle.lv_long_axis
-        return -SAX_BASE_MARGIN_MM, float(np.linalg.norm(apex - base)) + SAX_APEX_MARGIN_MM
+        lo, hi = -SAX_BASE_MARGIN_MM, float(np.linalg.norm(apex - base)) + SAX_APEX_MARGIN_MM
+        if st is None:
+            return lo, hi
+        p = self._target_row(st, VIEW_PROTOCOL["sax"])["params"]
+        n = self.sax_slices(p, lo, hi)
+        return lo, lo + n * p["thickness_mm"] + (n - 1) * p["gap_mm"]
+
+    @staticmethod
+    def sax_slices(p: dict[str, Any], lo: float, hi: float) -> int:
+        """The fewest slices of the row's thickness and gap whose slab spans lo .. hi."""
+        return max(1, math.ceil((hi - lo + p["gap_mm"]) / (p["thickness_mm"] + p["gap_mm"])))
 
     # ---- one plane ----------------------------------------------------------------------------------
     def plane_op(self, st: dict[str, Any], row: dict[str, Any], normal: np.ndarray, centre: np.ndarray) -> Op | None:
@@ -250,14 +268,14 @@ class PlanningPolicy:
         row = self._target_row(st, protocol)
         if st["open_row"] != row["uid"]:
             return Op("open", {"uid": row["uid"]})
-        normal, centre = self.view_target(view)
+        normal, centre = self.view_target(view, st)
         op = self.plane_op(st, row, normal, centre)
         if op is not None:
             return op
         if view == "sax":
             lo, hi = self.sax_span()
             p = row["params"]
-            n = max(1, math.ceil((hi - lo + p["gap_mm"]) / (p["thickness_mm"] + p["gap_mm"])))
+            n = self.sax_slices(p, lo, hi)
             if p["n_slices"] != n:
                 return Op("set_param", {"name": "n_slices", "value": n})
         return Op("go")
