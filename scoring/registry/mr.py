@@ -187,7 +187,11 @@ class MRTask:
                           "the first slice centred no more than this on the atrial side of the mitral plane")]
         if self.kind == "shim_box_fit":
             out += [Check("heart_inside", round(100.0 * SHIM_MIN_HEART_INSIDE, 2), "%", TOLERANCE, "the whole heart inside the box"),
-                    Check("box_volume", SHIM_MAX_VOLUME_RATIO, "x", STATED, "the box at most this many times the heart's volume")]
+                    Check("box_volume", SHIM_MAX_VOLUME_RATIO, "x", STATED, "the box at most this many times the heart's volume"),
+                    Check("slices_kept_angle", SLICE_KEPT_ANGLE_DEG, "deg", TOLERANCE,
+                          "the slices not changed: their orientation and rotation within this of the start"),
+                    Check("slices_kept_centre", SLICE_KEPT_MM, "mm", TOLERANCE,
+                          "the slices not changed: their centre within this of the start")]
         if self.kind in ("mapping_geometry", "mapping_feedback"):
             out += [Check("slice_angle", MAP_MAX_ANGLE_DEG, "deg", STATED, "the slice within this of perpendicular to the LV long axis"),
                     Check("mid_ventricular", tuple(round(100.0 * x, 1) for x in MAP_MID_RANGE), "%", STATED,
