@@ -19,8 +19,8 @@ from scoring.oracles.coverage import coverage_fraction, excess_mm, union_coverag
 from scoring.registry import entry_for_card
 from scoring.registry.ct import (  # noqa: F401  (thresholds re-exported for tests and reports)
     AQ_COVERAGE_FLOOR, CCTA_MIN_AORTA_HU, CCTA_MIN_HEART_COVERAGE, CCTA_MIN_ROI_IN_AORTA, CCTA_ROI_ORGAN, COVERAGE,
-    COVERAGE_MIN, END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY, RECOVERY_EXTRA_ALLOWANCE_MM, RECOVERY_MAX_OVERLAP_MM,
-    ROUTINE, CTTask)
+    COVERAGE_MIN, END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY, RECOVERY_EXTRA_ALLOWANCE_MM, RECOVERY_MAX_GAP_MM,
+    RECOVERY_MAX_OVERLAP_MM, ROUTINE, CTTask)
 from scoring.registry.ct import ALLOWED_MARGIN_MM
 from scoring.verdict import OracleResult
 from scoring.workflow import Stage, checks_verdict, event_in, event_is, events_before, ordered_stages, progress
@@ -158,6 +158,18 @@ def missed_ends_mm(oracle, organs: tuple[str, ...], intervals: list[tuple[float,
         bottom = min(max(0.0, lo - zmin) if hi >= zmin else zmax - zmin for lo, hi in intervals)
         out[o] = round(max(top, bottom), 1)
     return out
+
+
+def largest_gap_mm(zmin: float, zmax: float, intervals: list[tuple[float, float]]) -> float:
+    """Longest stretch of [zmin, zmax] lying between scanned intervals and inside none of them (mm); the
+    organ's ends are missed_ends_mm's."""
+    iv = sorted((min(a, b), max(a, b)) for a, b in intervals)
+    gap, reach = 0.0, iv[0][1]
+    for lo, hi in iv[1:]:
+        if lo > reach:
+            gap = max(gap, min(lo, zmax) - max(reach, zmin))
+        reach = max(reach, hi)
+    return round(max(0.0, gap), 1)
 
 
 def extent_fraction(oracle, organs: tuple[str, ...], intervals: list[tuple[float, float]]) -> float:
@@ -338,9 +350,12 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
                                    "max_excess_mm": max_ex, "max_overlap_mm": RECOVERY_MAX_OVERLAP_MM}})
     missed_after = missed_ends_mm(oracle, spec.organs, intervals)
     ext_frac = extent_fraction(oracle, spec.organs, intervals)
-    details.update({"missed_end_mm": missed_after, "extent_covered_fraction": round(ext_frac, 4)})
+    gap = largest_gap_mm(zmin, zmax, intervals)
+    details.update({"missed_end_mm": missed_after, "extent_covered_fraction": round(ext_frac, 4), "gap_mm": gap})
+    details["thresholds"]["max_gap_mm"] = RECOVERY_MAX_GAP_MM
     checks = {"union_coverage": min(covs.values()) >= spec.min_coverage,
               "ends_covered": max(missed_after.values()) <= END_TOLERANCE_MM,
+              "no_gap": gap <= RECOVERY_MAX_GAP_MM,  # the goal's "no gap" with the first series
               "extended_clipped_end": all(e == clipped for e in ends),
               "overlap": overlap <= RECOVERY_MAX_OVERLAP_MM,  # the goal's "overlapping ... by no more than 2 cm"
               "extra_dose_bounded": extra_len <= allowed,

@@ -48,6 +48,7 @@ KUB_MAX_NOISE_HU = 35.0  # image noise ceiling for stone detection (goal: "Noise
 RECOVERY_MAX_EXCESS_MM = TIGHT_EXCESS_MM
 # ... and re-scans at most this much of the first series (goal: "overlapping it by no more than 2 cm")
 RECOVERY_MAX_OVERLAP_MM = 20.0
+RECOVERY_MAX_GAP_MM = 0.0  # "no gap": the new range reaches the first series' edge
 # the new scanned length may exceed the missing length by at most the two stated bounds together (one range
 # at both edges); a second range over the same missing part is what "only the missing part" excludes
 RECOVERY_EXTRA_ALLOWANCE_MM = RECOVERY_MAX_EXCESS_MM + RECOVERY_MAX_OVERLAP_MM
