@@ -357,7 +357,7 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
               "ends_covered": max(missed_after.values()) <= END_TOLERANCE_MM,
               "no_gap": gap <= RECOVERY_MAX_GAP_MM,  # the goal's "no gap" with the first series
               "extended_clipped_end": all(e == clipped for e in ends),
-              "overlap": overlap <= RECOVERY_MAX_OVERLAP_MM,  # the goal's "overlapping ... by no more than 2 cm"
+              "overlap": overlap <= RECOVERY_MAX_OVERLAP_MM,  # the goal's "no more than 2 cm of overlap"
               "extra_dose_bounded": extra_len <= allowed,
               "excess": max(ex_top, ex_bottom) <= max_ex}
     aq = 100.0 * coverage_term(min(min(covs.values()), ext_frac)) * min(1.0, allowed / max(extra_len, 1e-6))

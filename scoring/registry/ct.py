@@ -43,10 +43,10 @@ CCTA_ISOCENTRE_TOL_MM = 20.0  # vs the heart centroid, AP (goal: "within 2 cm")
 CCTA_MIN_AORTA_HU = 250.0  # descending-aorta blood HU at the first and at the last image of the scan
 CCTA_MIN_ROI_IN_AORTA = 0.5  # share of the ROI disc inside the descending aorta (and the centre inside)
 CCTA_ROI_ORGAN = "aorta_descending"  # the goal's "descending aorta": not the ascending aorta, arch or abdominal
-KUB_MAX_NOISE_HU = 35.0  # image noise ceiling for stone detection (goal: "Noise ... at most 35 HU")
+KUB_MAX_NOISE_HU = 35.0  # image noise ceiling for stone detection (goal: the noise readout "below 35 HU")
 # Recovery: the new range goes at most this far beyond the missed organ end ...
 RECOVERY_MAX_EXCESS_MM = TIGHT_EXCESS_MM
-# ... and re-scans at most this much of the first series (goal: "overlapping it by no more than 2 cm")
+# ... and re-scans at most this much of the first series (goal: "no more than 2 cm of overlap")
 RECOVERY_MAX_OVERLAP_MM = 20.0
 RECOVERY_MAX_GAP_MM = 0.0  # "no gap": the new range reaches the first series' edge
 # the new scanned length may exceed the missing length by at most the two stated bounds together (one range
@@ -188,7 +188,7 @@ def answers(task: CTTask, state: dict, ops: list) -> dict:
         k = int(np.clip(np.rint((float(frame.subject_z(mz)) - rt.origin_mm[2]) / rt.spacing_mm[2]), 0,
                         rt.shape[0] - 1))
         # the descending aorta's section around the reference's ROI (the only aorta the oracle accepts)
-        area = float(oracle.organ_mask("aorta_descending")[k].sum()) * rt.spacing_mm[0] * rt.spacing_mm[1]
+        area = float(oracle.organ_mask(CCTA_ROI_ORGAN)[k].sum()) * rt.spacing_mm[0] * rt.spacing_mm[1]
         r = float(np.sqrt(area / np.pi))
         ix, iy = _roi_image_mm(state, roi)
         out["roi_x_mm"] = Answer(round(ix, 2), round(r, 2))
