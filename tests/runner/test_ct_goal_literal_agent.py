@@ -138,7 +138,7 @@ def _outside_cases() -> list[tuple[str, str, dict]]:
     return cases
 
 
-@pytest.mark.parametrize("subject,seed", PAIRS[:2])
+@pytest.mark.parametrize("subject,seed", PAIRS[1:2])  # one pair: the hand-built tests cover five subjects
 @pytest.mark.parametrize("task,check,kw", _outside_cases())
 def test_just_outside_a_stated_bound_fails(task, check, kw, subject, seed, subject_cache):
     v = _run(task, subject, seed, **kw)
@@ -149,7 +149,7 @@ def test_just_outside_a_stated_bound_fails(task, check, kw, subject, seed, subje
         assert not v.details["checks"][check], (check, v.details)
 
 
-@pytest.mark.parametrize("subject,seed", PAIRS[:2])
+@pytest.mark.parametrize("subject,seed", PAIRS[:1])
 def test_ccta_roi_in_the_ascending_aorta_fails(subject, seed, subject_cache):
     """Issue 32: "click inside the descending aorta" was checked against the whole aorta."""
     v = _run("ccta_heart_coverage_isocenter", subject, seed, roi_vessel="aorta_ascending")
