@@ -5,7 +5,7 @@ thresholds and the CT oracle's measures (organ extents, the isocentre reference)
 """
 from __future__ import annotations
 
-from scoring.registry.ct import END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY_EXTRA_ALLOWANCE_MM, CTTask
+from scoring.registry.ct import CCTA_ROI_ORGAN, END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY_MAX_OVERLAP_MM, CTTask
 
 
 # ---- the correct answer of an episode (issue 21: how far it moves against the oracle's tolerance) -------
@@ -46,10 +46,10 @@ def answers(task: CTTask, state: dict, ops: list) -> dict:
         out["clipped_end"] = Answer(clipped)
         if clipped == "top":  # the new start must reach the organ top, its end the prior start (no gap)
             out["missed_edge_mm"] = _window(top - END_TOLERANCE_MM, top + task.max_excess_mm)
-            out["overlap_edge_mm"] = _window(prior["start_mm"] - RECOVERY_EXTRA_ALLOWANCE_MM / 2, prior["start_mm"])
+            out["overlap_edge_mm"] = _window(prior["start_mm"] - RECOVERY_MAX_OVERLAP_MM, prior["start_mm"])
         else:
             out["missed_edge_mm"] = _window(bottom - task.max_excess_mm, bottom + END_TOLERANCE_MM)
-            out["overlap_edge_mm"] = _window(prior["end_mm"], prior["end_mm"] + RECOVERY_EXTRA_ALLOWANCE_MM / 2)
+            out["overlap_edge_mm"] = _window(prior["end_mm"], prior["end_mm"] + RECOVERY_MAX_OVERLAP_MM)
         return out
     max_ex = task.max_excess_mm
     out["range_start_mm"] = _window(top - END_TOLERANCE_MM, top + max_ex)
@@ -71,9 +71,8 @@ def answers(task: CTTask, state: dict, ops: list) -> dict:
         rt = oracle.runtime
         k = int(np.clip(np.rint((float(frame.subject_z(mz)) - rt.origin_mm[2]) / rt.spacing_mm[2]), 0,
                         rt.shape[0] - 1))
-        # the descending aorta's section around the reference's ROI (the ascending one also counts for the
-        # oracle, but is a separate disc elsewhere on the image)
-        area = float(oracle.organ_mask("aorta_descending")[k].sum()) * rt.spacing_mm[0] * rt.spacing_mm[1]
+        # the descending aorta's section around the reference's ROI (the only aorta the oracle accepts)
+        area = float(oracle.organ_mask(CCTA_ROI_ORGAN)[k].sum()) * rt.spacing_mm[0] * rt.spacing_mm[1]
         r = float(np.sqrt(area / np.pi))
         ix, iy = _roi_image_mm(state, roi)
         out["roi_x_mm"] = Answer(round(ix, 2), round(r, 2))

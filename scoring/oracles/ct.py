@@ -18,8 +18,9 @@ from scoring.oracles import register
 from scoring.oracles.coverage import coverage_fraction, excess_mm, union_coverage_fraction
 from scoring.registry import entry_for_card
 from scoring.registry.ct import (  # noqa: F401  (thresholds re-exported for tests and reports)
-    AQ_COVERAGE_FLOOR, CCTA_MIN_AORTA_HU, CCTA_MIN_HEART_COVERAGE, CCTA_MIN_ROI_IN_AORTA, COVERAGE, COVERAGE_MIN,
-    END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY, RECOVERY_EXTRA_ALLOWANCE_MM, ROUTINE, CTTask)
+    AQ_COVERAGE_FLOOR, CCTA_MIN_AORTA_HU, CCTA_MIN_HEART_COVERAGE, CCTA_MIN_ROI_IN_AORTA, CCTA_ROI_ORGAN, COVERAGE,
+    COVERAGE_MIN, END_TOLERANCE_MM, KUB_MAX_NOISE_HU, RECOVERY, RECOVERY_EXTRA_ALLOWANCE_MM, RECOVERY_MAX_GAP_MM,
+    RECOVERY_MAX_OVERLAP_MM, ROUTINE, CTTask)
 from scoring.registry.ct import ALLOWED_MARGIN_MM
 from scoring.verdict import OracleResult
 from scoring.workflow import Stage, checks_verdict, event_in, event_is, events_before, ordered_stages, progress
@@ -76,8 +77,8 @@ def coverage_aq(cov: float, organ_len: float, scan_len: float) -> float:
 
 @register(ROUTINE)
 def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
-    """ct_ui_smoke_routine: the chest workflow in order, and the scanned range covers the lungs without
-    scanning far beyond them (the lung card's ALARA excess bound, which the goal states)."""
+    """ct_ui_smoke_routine: the chest workflow in order, and the scanned range covers the lungs from the
+    apices to the bases (coverage and both ends reached) without scanning more than the goal's 2 cm beyond."""
     task: CTTask = entry_for_card(card)
     protocol, organ, min_cov = task.protocol, task.organs[0], task.min_coverage
     stages = ordered_stages(state.get("events", []), ordered_checks(task))
@@ -93,12 +94,16 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
     zmin, zmax = oracle.organ_z_extent(organ)
     cov = coverage_fraction(lung_z, z_lo, z_hi)
     ex_top, ex_bottom = excess_mm(zmin, zmax, z_lo, z_hi)
+    missed = missed_ends_mm(oracle, task.organs, [(z_lo, z_hi)])
     details.update({"series": s["uid"], "scan_subject_z": [round(z_lo, 1), round(z_hi, 1)],
                     "lung_z_extent": [round(zmin, 1), round(zmax, 1)], "lung_coverage": round(cov, 4),
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
-                    "threshold_lung_coverage": min_cov, "threshold_max_excess_mm": task.max_excess_mm})
+                    "missed_end_mm": missed, "threshold_lung_coverage": min_cov,
+                    "threshold_max_excess_mm": task.max_excess_mm, "threshold_end_tolerance_mm": END_TOLERANCE_MM})
     aq = coverage_aq(cov, zmax - zmin, z_hi - z_lo)
-    ok_coverage, ok_excess = cov >= min_cov, max(ex_top, ex_bottom) <= task.max_excess_mm
+    # "completely from the apices to the bases": voxel coverage alone let 70 mm of lung base go (issue 32)
+    ok_coverage = cov >= min_cov and max(missed.values()) <= END_TOLERANCE_MM
+    ok_excess = max(ex_top, ex_bottom) <= task.max_excess_mm
     ok_quality = ok_coverage and ok_excess
     if ok_quality and all(stages.values()):
         return OracleResult(outcome="PASS", sr=1.0, pr=pr, aq=aq, stages=stages, details=details,
@@ -108,7 +113,8 @@ def routine_workflow(state: dict[str, Any], oracle, card: TaskCard) -> OracleRes
     if missing:
         why.append("stages missing or out of order: " + ", ".join(missing))
     if not ok_coverage:
-        why.append(f"lung coverage {cov:.1%} < {min_cov:.0%}")
+        why.append(f"lungs not covered from apices to bases: coverage {cov:.1%} (>= {min_cov:.0%} needed), "
+                   f"{max(missed.values()):.0f} mm of an end missed (<= {END_TOLERANCE_MM:.0f} mm allowed)")
     if not ok_excess:
         why.append(f"scanned {max(ex_top, ex_bottom):.0f} mm beyond the lungs (> {task.max_excess_mm:.0f} mm)")
     return OracleResult(outcome="PARTIAL", sr=0.0, pr=pr, aq=aq, stages=stages, details=details,
@@ -152,6 +158,18 @@ def missed_ends_mm(oracle, organs: tuple[str, ...], intervals: list[tuple[float,
         bottom = min(max(0.0, lo - zmin) if hi >= zmin else zmax - zmin for lo, hi in intervals)
         out[o] = round(max(top, bottom), 1)
     return out
+
+
+def largest_gap_mm(zmin: float, zmax: float, intervals: list[tuple[float, float]]) -> float:
+    """Longest stretch of [zmin, zmax] lying between scanned intervals and inside none of them (mm); the
+    organ's ends are missed_ends_mm's."""
+    iv = sorted((min(a, b), max(a, b)) for a, b in intervals)
+    gap, reach = 0.0, iv[0][1]
+    for lo, hi in iv[1:]:
+        if lo > reach:
+            gap = max(gap, min(lo, zmax) - max(reach, zmin))
+        reach = max(reach, hi)
+    return round(max(0.0, gap), 1)
 
 
 def extent_fraction(oracle, organs: tuple[str, ...], intervals: list[tuple[float, float]]) -> float:
@@ -241,7 +259,8 @@ def coverage_isocentre(state: dict[str, Any], oracle, card: TaskCard) -> OracleR
 
 
 def _ccta_checks(state, oracle, s: dict, details: dict, checks: dict) -> float:
-    """ROI inside the aorta on the monitoring slice; aortic HU >= threshold over the whole scan."""
+    """ROI inside the descending aorta on the monitoring slice (the goal's vessel: an ROI in the ascending aorta
+    or arch does not count); descending-aortic HU >= threshold at the first and the last image."""
     b = state.get("bolus", {})
     roi, mz = b.get("roi"), b.get("monitor_z_mm")
     rt = oracle.runtime
@@ -249,7 +268,7 @@ def _ccta_checks(state, oracle, s: dict, details: dict, checks: dict) -> float:
     if roi is not None and mz is not None:
         zs = subject_z(state, mz)
         k = int(np.clip(np.rint((zs - rt.origin_mm[2]) / rt.spacing_mm[2]), 0, rt.shape[0] - 1))
-        mask = oracle.organ_mask("aorta")[k]
+        mask = oracle.organ_mask(CCTA_ROI_ORGAN)[k]
         xs, ys = rt.world_x(), rt.world_y()
         r = float(b.get("roi_radius_mm", 5.0))
         disc = (xs[None, :] - roi[0]) ** 2 + (ys[:, None] - roi[1]) ** 2 <= r * r
@@ -265,7 +284,7 @@ def _ccta_checks(state, oracle, s: dict, details: dict, checks: dict) -> float:
     # the last image is acquired when the helix reaches the range's end
     t1 = helical_time_at(float(s["end_mm"]), float(s["start_mm"]), t0, float(s["pitch"]),
                          float(p.get("collimation_mm", 40.0)), float(p.get("rotation_s", 0.5)))
-    lab = rt.label_id("aorta_descending")
+    lab = rt.label_id(CCTA_ROI_ORGAN)
     base, enh = float(rt.ct_hu_lut()[lab]), float(rt.hu_enhancement_lut()[lab])
     if t_inj is None:
         hu0 = hu1 = base
@@ -312,27 +331,33 @@ def recovery_coverage(state: dict[str, Any], oracle, card: TaskCard) -> OracleRe
     covs = {o: round(union_coverage_fraction(oracle.organ_voxel_z(o), intervals), 4) for o in spec.organs}
     p_mid = 0.5 * (p_lo + p_hi)
     ends = []
-    extra_len = extra_dlp = 0.0
+    extra_len = extra_dlp = overlap = 0.0
     for s in new:
         lo, hi = _series_interval(state, s)
         ends.append("top" if 0.5 * (lo + hi) > p_mid else "bottom")
         extra_len += hi - lo
         extra_dlp += float(s["dlp_mgycm"])
+        overlap += max(0.0, min(hi, p_hi) - max(lo, p_lo))  # first-series range scanned again
     u_lo, u_hi = min(i[0] for i in intervals), max(i[1] for i in intervals)
     ex_top, ex_bottom = excess_mm(zmin, zmax, u_lo, u_hi)
     max_ex = spec.max_excess_mm
     allowed = missing + RECOVERY_EXTRA_ALLOWANCE_MM
     details.update({"union_coverage": covs, "extended_ends": ends, "extra_length_mm": round(extra_len, 1),
+                    "overlap_mm": round(overlap, 1),
                     "extra_dlp_mgycm": round(extra_dlp, 1), "prior_dlp_mgycm": prior[0]["dlp_mgycm"],
                     "excess_top_mm": round(ex_top, 1), "excess_bottom_mm": round(ex_bottom, 1),
                     "thresholds": {"coverage": spec.min_coverage, "max_extra_length_mm": round(allowed, 1),
-                                   "max_excess_mm": max_ex}})
+                                   "max_excess_mm": max_ex, "max_overlap_mm": RECOVERY_MAX_OVERLAP_MM}})
     missed_after = missed_ends_mm(oracle, spec.organs, intervals)
     ext_frac = extent_fraction(oracle, spec.organs, intervals)
-    details.update({"missed_end_mm": missed_after, "extent_covered_fraction": round(ext_frac, 4)})
+    gap = largest_gap_mm(zmin, zmax, intervals)
+    details.update({"missed_end_mm": missed_after, "extent_covered_fraction": round(ext_frac, 4), "gap_mm": gap})
+    details["thresholds"]["max_gap_mm"] = RECOVERY_MAX_GAP_MM
     checks = {"union_coverage": min(covs.values()) >= spec.min_coverage,
               "ends_covered": max(missed_after.values()) <= END_TOLERANCE_MM,
+              "no_gap": gap <= RECOVERY_MAX_GAP_MM,  # the goal's "no gap" with the first series
               "extended_clipped_end": all(e == clipped for e in ends),
+              "overlap": overlap <= RECOVERY_MAX_OVERLAP_MM,  # the goal's "no more than 2 cm of overlap"
               "extra_dose_bounded": extra_len <= allowed,
               "excess": max(ex_top, ex_bottom) <= max_ex}
     aq = 100.0 * coverage_term(min(min(covs.values()), ext_frac)) * min(1.0, allowed / max(extra_len, 1e-6))
