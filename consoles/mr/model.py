@@ -6,6 +6,7 @@ viewer and task seeding, each its own module (one job each, like a Slicer module
 - consoles.mr.param_card: the declared parameters, choices and tabs, and their setters (ParameterCard).
 - consoles.mr.plan_tools: graphical planning on a displayed image (PlanningTools, plan_grips, apply_resize).
 - consoles.mr.viewer: layout, viewports, captions (Viewer).
+- consoles.mr.measure: slice positions, the pointer read-out and the distance tool (MeasureTools).
 - consoles.mr.seeding: the card's initial state and the episode's seeded draws (TaskSeeding).
 - consoles.mr.mapping: T1/T2 mapping's model side (MappingTools).
 
@@ -23,6 +24,7 @@ from consoles.common.balance import balanced_choice, cohort_balanced_choice, sub
 from consoles.common.layout_state import LayoutState
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, ScheduledEvent
 from consoles.mr import mapping
+from consoles.mr.measure import MeasureTools
 from consoles.mr.param_card import (CARD, CHOICES, GEOMETRY, PARAM, PARAMETERS, READ_ONLY,  # noqa: F401
                                     ROW_EDITABLE, ParameterCard)
 from consoles.mr.plan_tools import SHIM_GRIP_OFFSET_PX, PlanningTools, apply_resize, plan_grips  # noqa: F401
@@ -41,7 +43,7 @@ DEFAULT_QUEUE = ("localizer_3plane", "cine_2ch", "cine_4ch", "cine_sax")
 DEFAULT_HEART_RATE_BPM = (60.0, 80.0)
 
 
-class MRModel(TaskSeeding, ExamQueue, SeriesStore, ParameterCard, PlanningTools, Viewer,
+class MRModel(TaskSeeding, ExamQueue, SeriesStore, ParameterCard, PlanningTools, Viewer, MeasureTools,
               mapping.MappingTools, ConsoleModelBase):
     """The MR console's logic. Methods raise ConsoleActionError (with the reason shown) when refused.
 
@@ -85,6 +87,7 @@ class MRModel(TaskSeeding, ExamQueue, SeriesStore, ParameterCard, PlanningTools,
         self.selected_image: tuple[int, int | None] | None = None  # (series uid, image index) picked in the list
         self.selected_entry: str | None = None
         self._rotate_ends: dict[int, tuple[float, float, float]] = {}  # row uid -> the end its rotate grip keeps
+        self._init_measure()
         # Task draws (seeded; judgement tasks draw balanced over seeds), in a fixed order: append only.
         self.indication: str | None = st.get("indication")
         if draws.has("indication"):
@@ -219,5 +222,6 @@ class MRModel(TaskSeeding, ExamQueue, SeriesStore, ParameterCard, PlanningTools,
             "start": self.start,
             "events": list(self.events),
             "rois": self.roi_dump(), "roi_tool": self.roi_tool,
+            "measure": self.measure_dict(),
             "message": self.message,
         }

@@ -6,7 +6,9 @@ displayed plane (rendering.geometry): every slice's line plus the FOV outline ("
 last slice ("outer"), or nothing ("off"); the shim box (adjust volume) when it is shown. An editable
 row's group carries grips (consoles.mr.planning): centre (move), rotate (a circle beyond the group's
 end), FOV read/phase edges and stack edges (resize), and the shim box's centre and faces when it is
-shown; a bottom-left line shows what a scanner shows of the plan (slices, slab, FOV), never the answer.
+shown; a bottom-right line shows what a scanner shows of the plan (slices, slab, FOV), never the answer.
+Measurement aids (consoles.mr.measure): a mm scale bar bottom left, the slice position under the caption, the
+pointer's patient coordinates top right and the distance tool's lines with their lengths.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from consoles.common import overlays as ov
+from consoles.common import scale_bar
 from consoles.mr import planning
 from rendering.geometry import OrientedBox, PlanePose, box_plane_polygon, clip_segment_to_rect, rect_plane_segment
 
@@ -29,6 +32,10 @@ HANDLE_PX = 14  # drawn size; hit_test grabs within max(GRAB_PX, HANDLE_PX / 2)
 GRAB_PX = 10
 ROTATE_COLOR = ov.ORANGE
 INFO_PX = 13
+SCALE_BAR_ROOM_PX = 44  # the scale bar and its label, from the bottom edge (consoles.common.scale_bar)
+POINTER_ROOM_PX = 180  # the pointer read-out's width at most, top right under the first caption line
+MEASURE_COLOR = (1.0, 0.55, 0.9)  # distance lines: a colour no planning graphic uses
+CROSS_PX = 6.0
 
 
 def view_rect(image: Any) -> tuple[float, float, float, float]:
@@ -154,6 +161,10 @@ def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
     top left, plan info bottom right, orientation letters at the edge middles), which are drawn on top
     and would hide it."""
     busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)), (width - 170, height - 48, width, height)]
+    # the measurement aids: the scale bar bottom left, the pointer read-out top right (reserved whether or not
+    # the pointer was there, so a grip does not move when the pointer comes near it)
+    busy += [(0, height - SCALE_BAR_ROOM_PX, scale_bar.MAX_SHARE * width + 2 * scale_bar.MARGIN_PX, height),
+             (width - POINTER_ROOM_PX, CAPTION_LINE_PX, width, 8 + 2 * CAPTION_LINE_PX)]
     busy += [(width / 2 - 16, 0, width / 2 + 16, 28), (width / 2 - 16, height - 28, width / 2 + 16, height),
              (0, height / 2 - 16, 24, height / 2 + 16), (width - 24, height / 2 - 16, width, height / 2 + 16)]
     margin = HANDLE_PX
@@ -256,3 +267,38 @@ def roi_overlays(o: ov.OverlaySet, centre: Any, radii: Any, text: str | None, he
     o.add(ov.Polyline("roi", pts, ROI_COLOUR, 2.0, closed=True))
     if text:
         o.add(ov.Text("roi_readout", 6, height - 10 - 2 * CAPTION_LINE_PX, text, ov.WHITE, ROI_TEXT_PX, "left", True, valign="bottom"))
+
+
+# ---- measurement aids (consoles.mr.measure) ------------------------------------------------------------------
+def measure_overlays(o: ov.OverlaySet, t: ov.PixelTransform, width: int, height: int, n_caption: int,
+                     slice_position: str | None, pointer: str | None) -> None:
+    """The aids every image carries: the mm scale bar (bottom left), the slice position as the line under the
+    caption, and the pointer's patient coordinates top right (on the viewport the pointer was last over)."""
+    scale_bar.scale_bar_overlays(o, t, width, height)
+    if slice_position:
+        o.add(ov.Text("slice_position", 6, 6 + n_caption * CAPTION_LINE_PX, slice_position, ov.WHITE, CAPTION_PX,
+                      "left", True, valign="top"))
+    if pointer:
+        o.add(ov.Text("pointer_readout", width - 6, 6 + CAPTION_LINE_PX, pointer, ov.WHITE, CAPTION_PX, "right",
+                      True, valign="top"))
+
+
+def _cross(o: ov.OverlaySet, name: str, u: float, v: float, k: float) -> None:
+    r = CROSS_PX / k
+    o.add(ov.Line(f"{name}_h", u - r, v, u + r, v, MEASURE_COLOR, 1.5))
+    o.add(ov.Line(f"{name}_v", u, v - r, u, v + r, MEASURE_COLOR, 1.5))
+
+
+def distance_overlays(o: ov.OverlaySet, distances: Sequence[Any], pending: tuple[float, float] | None,
+                      k: float) -> None:
+    """Distance tool measurements on this image: a line between crosses, its length beside its second end; a
+    first click waiting for its second as a lone cross (`k` screen pixels per mm, for the crosses' size)."""
+    for j, d in enumerate(distances):
+        (u0, v0), (u1, v1) = d.p1_uv, d.p2_uv
+        o.add(ov.Line(f"distance{j}", u0, v0, u1, v1, MEASURE_COLOR, 1.5))
+        _cross(o, f"distance{j}_a", u0, v0, k)
+        _cross(o, f"distance{j}_b", u1, v1, k)
+        o.add(ov.Text(f"distance{j}_text", u1, v1, d.text(), MEASURE_COLOR, CAPTION_PX, "left", False,
+                      valign="center", offset_px=(10.0, 0.0)))
+    if pending is not None:
+        _cross(o, "distance_pending", pending[0], pending[1], k)
