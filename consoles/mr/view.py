@@ -75,6 +75,13 @@ class MRConsoleView(ConsoleViewBase):
         msg_row = QtWidgets.QHBoxLayout()
         msg_row.setContentsMargins(8, 0, 8, 6)
         msg_row.addWidget(self.message, 1)
+        # the distance tool (consoles.mr.measure), beside the ROI tool (the viewer's toolbar is full): two clicks
+        # on an image measure between them in mm
+        self.distance_btn = self._name("distance_tool", button(
+            "Distance", "distance_tool", lambda: self._do(self.model.set_distance_tool, not self.model.distance_tool)))
+        self.distance_btn.setCheckable(True)
+        msg_row.addWidget(self.distance_btn)
+        msg_row.addSpacing(4)
         # ROI tool (beside its read-out; the viewer's toolbar is full): a left drag on a T1/T2 map
         # draws an ellipse and reads mean / SD in ms
         self.roi_btn = self._name("roi_tool", button("ROI tool", "roi_tool",
@@ -234,12 +241,6 @@ class MRConsoleView(ConsoleViewBase):
                                                             not self.model.shim_box_visible)))
         self.shim_btn.setCheckable(True)
         bar.addWidget(self.shim_btn)
-        bar.addSpacing(14)
-        # the distance tool (consoles.mr.measure): two clicks on an image measure between them in mm
-        self.distance_btn = self._name("distance_tool", button(
-            "Distance", "distance_tool", lambda: self._do(self.model.set_distance_tool, not self.model.distance_tool)))
-        self.distance_btn.setCheckable(True)
-        bar.addWidget(self.distance_btn)
         bar.addStretch(1)
         lay.addLayout(bar)
         self.viewer = ViewportLayout(area, "viewport", self.model.layout, "Empty: drag a series here")

@@ -3,7 +3,7 @@
 Each function turns what one viewport shows into an OverlaySet the viewport draws: the caption lines
 (series, image k/N, orientation) top left, and the planning graphics of the open row cut with the
 displayed plane (rendering.geometry): every slice's line plus the FOV outline ("all"), the first and
-last slice ("outer"), or nothing ("off"); the shim box (adjust volume) when it is shown. An editable
+last slice ("outer"), or nothing ("off"), slice 1 (image 1 of the series) marked "1"; the shim box (adjust volume) when it is shown. An editable
 row's group carries grips (consoles.mr.planning): centre (move), rotate (a circle beyond the group's
 end), FOV read/phase edges and stack edges (resize), and the shim box's centre and faces when it is
 shown; a bottom-right line shows what a scanner shows of the plan (slices, slab, FOV), never the answer.
@@ -142,6 +142,13 @@ def planning_overlays(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, f
     for k, seg in zip(ks, segs):
         width = 2.0 if k in (0, n - 1) else 1.0
         _segment(o, f"slice{k}", seg, rect, color, width)
+    first = segs[0] if ks and ks[0] == 0 else None
+    if n > 1 and first is not None:  # which end of the stack is image 1 of the series it acquires
+        clipped = clip_segment_to_rect(first[0], first[1], rect)
+        if clipped is not None:
+            end = max(clipped, key=lambda p: (float(p[0]), float(p[1])))  # the right (else upper) end: stable
+            o.add(ov.Text("slice1_mark", float(end[0]), float(end[1]), "1", color, INFO_PX, "left", False,
+                          valign="center", offset_px=(6.0, 0.0)))
     if mode == "all":
         _polygon(o, "fov", box_plane_polygon(group.slab(), display), FOV_COLOR, dashed=True)
 
