@@ -623,7 +623,7 @@ class MRConsoleView(ConsoleViewBase):
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
                                                                          with_shim=False, free=free,
                                                                          rotate_end=m.rotate_grip_end(row.uid)))
-                graphics.plan_info(o, row.params, vp.width(), vp.height())
+                graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose)
             if shim and shim_editable:
                 graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
             if is_map:

@@ -6,7 +6,8 @@ displayed plane (rendering.geometry): every slice's line plus the FOV outline ("
 last slice ("outer"), or nothing ("off"), slice 1 (image 1 of the series) marked "1"; the shim box (adjust volume) when it is shown. An editable
 row's group carries grips (consoles.mr.planning): centre (move), rotate (a circle beyond the group's
 end), FOV read/phase edges and stack edges (resize), and the shim box's centre and faces when it is
-shown; a bottom-right line shows what a scanner shows of the plan (slices, slab, FOV), never the answer.
+shown; bottom-right lines show what a scanner shows of the plan (angle to the image, slices, slab, FOV),
+never the answer.
 Measurement aids (consoles.mr.measure): a mm scale bar bottom left, the slice position under the caption, the
 pointer's patient coordinates top right and the distance tool's lines with their lengths.
 """
@@ -20,7 +21,8 @@ import numpy as np
 from consoles.common import overlays as ov
 from consoles.common import scale_bar
 from consoles.mr import planning
-from rendering.geometry import OrientedBox, PlanePose, box_plane_polygon, clip_segment_to_rect, rect_plane_segment
+from rendering.geometry import (OrientedBox, PlanePose, box_plane_polygon, clip_segment_to_rect, plane_angle_deg,
+                               rect_plane_segment)
 
 CAPTION_PX = 13
 CAPTION_LINE_PX = 18
@@ -32,6 +34,7 @@ HANDLE_PX = 14  # drawn size; hit_test grabs within max(GRAB_PX, HANDLE_PX / 2)
 GRAB_PX = 10
 ROTATE_COLOR = ov.ORANGE
 INFO_PX = 13
+PLAN_INFO_LINES = 3  # angle to the image, slices and slab, FOV (plan_info)
 SCALE_BAR_ROOM_PX = 44  # the scale bar and its label, from the bottom edge (consoles.common.scale_bar)
 POINTER_ROOM_PX = 180  # the pointer read-out's width at most, top right under the first caption line
 MEASURE_COLOR = (1.0, 0.55, 0.9)  # distance lines: a colour no planning graphic uses
@@ -167,7 +170,8 @@ def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
     """(u, v) -> whether a grip there is on the image and clear of the texts drawn over it (caption
     top left, plan info bottom right, orientation letters at the edge middles), which are drawn on top
     and would hide it."""
-    busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)), (width - 170, height - 48, width, height)]
+    busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)),
+            (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)]
     # the measurement aids: the scale bar bottom left, the pointer read-out top right (reserved whether or not
     # the pointer was there, so a grip does not move when the pointer comes near it)
     busy += [(0, height - SCALE_BAR_ROOM_PX, scale_bar.MAX_SHARE * width + 2 * scale_bar.MARGIN_PX, height),
@@ -219,13 +223,21 @@ def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grip
     _add_grips(o, grips, rect, SHIM_COLOR)
 
 
-def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int) -> None:
-    """What a scanner shows of the plan, bottom right on two short lines (the bottom orientation
-    letter keeps the middle): slice count and slab thickness, FOV."""
+def plane_to_image_deg(params: Any, display: PlanePose) -> float:
+    """The angle between the slice group's plane and the displayed image's (0-90 deg; 90 = perpendicular)."""
+    return plane_angle_deg(params.pose(), display)
+
+
+def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int, display: PlanePose | None = None) -> None:
+    """What a scanner shows of the plan, bottom right on short lines (the bottom orientation letter keeps the
+    middle): with a display, the angle between the group's plane and this image (issue 34: "perpendicular to
+    the 2-chamber image" is read, not judged by eye); slice count and slab thickness; FOV."""
     slab = planning.stack_extent_mm(int(params.n_slices), params.thickness_mm, params.gap_mm)
     n = int(params.n_slices)
     lines = (f"{n} slice{'s' if n != 1 else ''}  slab {slab:.0f} mm",
              f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
+    if display is not None:
+        lines = (f"{plane_to_image_deg(params, display):.1f} deg to image",) + lines
     for k, text in enumerate(lines):
         o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
                       SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))

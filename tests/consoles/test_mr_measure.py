@@ -146,3 +146,40 @@ def test_a_distance_on_an_oblique_image_is_its_subject_frame_length(rt):
     m.distance_point(0, -20.0, 5.0)
     d = m.distance_point(0, 10.0, 45.0)
     assert np.linalg.norm(np.subtract(d.p2_mm, d.p1_mm)) == pytest.approx(math.hypot(30.0, 40.0))
+
+
+# ---- plane-to-image angle in the plan info --------------------------------------------------------------
+def test_plan_info_leads_with_the_angle_between_the_group_and_the_image(rt):
+    from consoles.mr import view_graphics as graphics
+    from rendering.geometry import plane_angle_deg
+
+    m = _model(rt)
+    m.open(m.row_at(2).uid)
+    p = m.open_row.params
+    for i in range(3):
+        img = m.viewport_image_data(i)
+        o = ov.OverlaySet()
+        graphics.plan_info(o, p, 280, 240, img.pose)
+        want = plane_angle_deg(p.pose(), img.pose)
+        assert o.find("plan_info0").text == f"{want:.1f} deg to image"
+        assert o.find("plan_info1").text.startswith(f"{int(p.n_slices)} slice")
+    # perpendicular and parallel planes read 90 and 0
+    tra = PlanePose.from_normal((0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
+    sag = PlanePose.from_normal((0.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+    m.set_pose(tra)
+    assert graphics.plane_to_image_deg(m.open_row.params, sag) == pytest.approx(90.0)
+    assert graphics.plane_to_image_deg(m.open_row.params, tra) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_slice_one_mark_sits_on_the_first_slice_line():
+    from consoles.mr import view_graphics as graphics
+    from rendering.mr_image import SliceGroup
+
+    display = PlanePose.from_normal((0.0, 0.0, 0.0), (1.0, 0.0, 0.0))  # sagittal
+    group = SliceGroup(PlanePose.from_normal((0.0, 0.0, 0.0), (0.0, 0.0, 1.0)), 200.0, 200.0, thickness_mm=6.0, gap_mm=2.0,
+                       n_slices=5)
+    o = ov.OverlaySet()
+    graphics.planning_overlays(o, display, (-150.0, 150.0, -150.0, 150.0), group, "all", done=False)
+    mark, first = o.find("slice1_mark"), o.find("slice0")
+    assert mark.text == "1" and mark.v == pytest.approx(first.v0) == pytest.approx(first.v1)
+    assert mark.v == pytest.approx(group.offsets_mm()[0] * np.dot(group.pose.normal, display.v))
