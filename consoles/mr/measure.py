@@ -5,7 +5,7 @@ not counted in pixels.
   image centre's coordinate along the axis its normal points most along, in mm from the isocentre (the scanner
   frame the card's Position fields use: + = left, posterior, head), with that axis's direction letter.
 - Pointer read-out: the patient coordinates (scanner frame, mm) of the last pointer position over an image, e.g.
-  "R 12.3 A 45.6 H 7.8 mm"; display state (never logged as an event; in the dump under "measure").
+  "R12.3 A45.6 H7.8 mm"; display state (never logged as an event; in the dump under "measure").
 - Distance tool: with the tool on, two clicks on an image measure the distance between them in mm (like the
   ultrasound calipers); each measurement stays on the image it was made on; turning the tool off clears them.
 The mm scale bar is generic (consoles.common.scale_bar).
@@ -39,9 +39,10 @@ def slice_position_text(pose: Any, isocentre_mm: Any) -> str:
 
 
 def patient_text(point_mm: Any, isocentre_mm: Any) -> str:
-    """"R 12.3 A 45.6 H 7.8 mm": a subject-frame point in the scanner frame (mm from the isocentre)."""
+    """"R12.3 A45.6 H7.8 mm": a subject-frame point in the scanner frame (mm from the isocentre); compact, to fit
+    beside the caption of a 2x2 layout's viewport."""
     d = np.asarray(point_mm, float) - np.asarray(isocentre_mm, float)
-    return " ".join(_letter_value(k, float(d[k])) for k in range(3)) + " mm"
+    return " ".join(_letter_value(k, float(d[k])).replace(" ", "") for k in range(3)) + " mm"
 
 
 @dataclass(frozen=True)

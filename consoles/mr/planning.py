@@ -215,7 +215,8 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
         far = max((abs(t) for t, _, _ in ends if t > 0), default=halves["phase"])
         near = max((abs(t) for t, _, _ in ends if t < 0), default=far)
         # beyond the far end; else beyond the near one; else on the centre line inside the group
-        ts = [far + offset, -(near + offset), 0.6 * far, -0.6 * near]
+        # (then nearer the centre: issue 34's read-outs left small viewports with no other free spot)
+        ts = [far + offset, -(near + offset), 0.6 * far, -0.6 * near, 0.3 * far, -0.3 * near]
         if toward is not None:  # the end it keeps, beyond it or else inside it (clear of the stack's grips),
             # before the other end's spots
             keep = 1 if float(np.asarray(toward, float) @ l3) >= 0 else -1

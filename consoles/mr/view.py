@@ -605,13 +605,14 @@ class MRConsoleView(ConsoleViewBase):
             if vp.window_level != want:
                 vp.set_window_level(*want)
             o = ov.OverlaySet()
+            graphics.measure_overlays(o, vp.pixel_transform(), vp.width(), vp.height(), m.pointer_text(i))
             rect = graphics.view_rect(img)
             mode = m.graphics_mode(i)
             caption = m.viewport_caption(i)
             # an unnamed localizer image (a task that asks to recognise the plane) shows no position either:
             # "Tra F 12.3" would name it
             position = None if (m.labels_hidden and s.localizer) else m.slice_position(i)
-            n_text = len(caption) + (1 if position else 0)  # caption lines plus the slice position under them
+            n_text = len(caption) + (1 if position else 0)  # the caption's lines and the slice position under them
             graphics.planning_overlays(o, img.pose, rect, group_, mode,
                                        done=row is not None and row.status in ("done", "running"))
             shim = m.shim_box_visible and row is not None and not row.proto.is_localizer
@@ -638,8 +639,7 @@ class MRConsoleView(ConsoleViewBase):
             graphics.orientation_overlays(o, img.pose, vp.width(), vp.height(),
                                           graphics.below_color_bar(vp.height()) if is_map else None,
                                           graphics.clear_of_caption(caption, vp.width()))
-            graphics.measure_overlays(o, vp.pixel_transform(), vp.width(), vp.height(), len(caption), position,
-                                      m.pointer_text(i))
+            graphics.slice_position_overlay(o, caption, position)
             graphics.caption_overlays(o, caption)
             vp.set_overlays(o)
 

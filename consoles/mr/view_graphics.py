@@ -35,8 +35,6 @@ GRAB_PX = 10
 ROTATE_COLOR = ov.ORANGE
 INFO_PX = 13
 PLAN_INFO_LINES = 3  # angle to the image, slices and slab, FOV (plan_info)
-SCALE_BAR_ROOM_PX = 44  # the scale bar and its label, from the bottom edge (consoles.common.scale_bar)
-POINTER_ROOM_PX = 180  # the pointer read-out's width at most, top right under the first caption line
 MEASURE_COLOR = (1.0, 0.55, 0.9)  # distance lines: a colour no planning graphic uses
 CROSS_PX = 6.0
 
@@ -172,10 +170,8 @@ def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
     and would hide it."""
     busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)),
             (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)]
-    # the measurement aids: the scale bar bottom left, the pointer read-out top right (reserved whether or not
-    # the pointer was there, so a grip does not move when the pointer comes near it)
-    busy += [(0, height - SCALE_BAR_ROOM_PX, scale_bar.MAX_SHARE * width + 2 * scale_bar.MARGIN_PX, height),
-             (width - POINTER_ROOM_PX, CAPTION_LINE_PX, width, 8 + 2 * CAPTION_LINE_PX)]
+    # the scale bar and the pointer read-out are drawn under the graphics (measure_overlays), so they reserve no
+    # room: a grip over them stays visible and grabbable, and grips do not move when the pointer comes near
     busy += [(width / 2 - 16, 0, width / 2 + 16, 28), (width / 2 - 16, height - 28, width / 2 + 16, height),
              (0, height / 2 - 16, 24, height / 2 + 16), (width - 24, height / 2 - 16, width, height / 2 + 16)]
     margin = HANDLE_PX
@@ -289,17 +285,22 @@ def roi_overlays(o: ov.OverlaySet, centre: Any, radii: Any, text: str | None, he
 
 
 # ---- measurement aids (consoles.mr.measure) ------------------------------------------------------------------
-def measure_overlays(o: ov.OverlaySet, t: ov.PixelTransform, width: int, height: int, n_caption: int,
-                     slice_position: str | None, pointer: str | None) -> None:
-    """The aids every image carries: the mm scale bar (bottom left), the slice position as the line under the
-    caption, and the pointer's patient coordinates top right (on the viewport the pointer was last over)."""
+def measure_overlays(o: ov.OverlaySet, t: ov.PixelTransform, width: int, height: int,
+                     pointer: str | None) -> None:
+    """The aids drawn under every image's graphics (added first): the mm scale bar (bottom left) and the
+    pointer's patient coordinates top right (on the viewport the pointer was last over)."""
     scale_bar.scale_bar_overlays(o, t, width, height)
-    if slice_position:
-        o.add(ov.Text("slice_position", 6, 6 + n_caption * CAPTION_LINE_PX, slice_position, ov.WHITE, CAPTION_PX,
-                      "left", True, valign="top"))
     if pointer:
         o.add(ov.Text("pointer_readout", width - 6, 6 + CAPTION_LINE_PX, pointer, ov.WHITE, CAPTION_PX, "right",
                       True, valign="top"))
+
+
+def slice_position_overlay(o: ov.OverlaySet, caption: Sequence[str], slice_position: str | None) -> None:
+    """The image's slice position ("Tra F 12.3") as the line under the caption (drawn on top, as the caption;
+    free_spot counts it as a caption line)."""
+    if slice_position:
+        o.add(ov.Text("slice_position", 6, 6 + len(caption) * CAPTION_LINE_PX, slice_position, ov.WHITE,
+                      CAPTION_PX, "left", True, valign="top"))
 
 
 def _cross(o: ov.OverlaySet, name: str, u: float, v: float, k: float) -> None:

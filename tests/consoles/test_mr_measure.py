@@ -61,7 +61,7 @@ def test_slice_position_text_names_the_main_axis_and_the_signed_position():
     assert slice_position_text(cor, iso) == "Cor P 20.0"
     sag = PlanePose.from_normal((-7.25, 30.0, -412.0), (1.0, 0.0, 0.0))
     assert slice_position_text(sag, iso) == "Sag R 7.2"
-    assert patient_text((1.0, 5.0, -390.0), iso) == "L 1.0 A 5.0 H 10.0 mm"
+    assert patient_text((1.0, 5.0, -390.0), iso) == "L1.0 A5.0 H10.0 mm"
 
 
 def test_localizer_viewports_show_their_slice_position_from_the_isocentre(rt):
