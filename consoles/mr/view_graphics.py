@@ -274,14 +274,14 @@ def map_colormap(kind: str) -> Any:
 
 
 def roi_overlays(o: ov.OverlaySet, centre: Any, radii: Any, text: str | None, height: int) -> None:
-    """An ellipse ROI (plane mm) and its read-out at the viewport's bottom left, above the two lines of
+    """An ellipse ROI (plane mm) and its read-out at the viewport's bottom left, above the lines of
     plan info (on a dark box: legible on any colour; near the ellipse it ran off a small viewport's edge)."""
     cu, cv = float(centre[0]), float(centre[1])
     ru, rv = max(float(radii[0]), 0.1), max(float(radii[1]), 0.1)
     pts = tuple((cu + ru * math.cos(2 * math.pi * k / 64), cv + rv * math.sin(2 * math.pi * k / 64)) for k in range(64))
     o.add(ov.Polyline("roi", pts, ROI_COLOUR, 2.0, closed=True))
     if text:
-        o.add(ov.Text("roi_readout", 6, height - 10 - 2 * CAPTION_LINE_PX, text, ov.WHITE, ROI_TEXT_PX, "left", True, valign="bottom"))
+        o.add(ov.Text("roi_readout", 6, height - 10 - PLAN_INFO_LINES * CAPTION_LINE_PX, text, ov.WHITE, ROI_TEXT_PX, "left", True, valign="bottom"))
 
 
 # ---- measurement aids (consoles.mr.measure) ------------------------------------------------------------------
