@@ -86,10 +86,19 @@ class MeasureTools:
         k = self.viewport_image[viewport]
         return s.uid, k, s.data[k]
 
+    def _plane_unnamed(self, viewport: int) -> bool:
+        """Whether viewport (0-based) shows a localizer image whose plane the task asks the agent to recognise
+        (labels hidden): its position and the pointer's coordinates (one of which stays put on a plane through
+        the isocentre) would name it, so neither is shown there."""
+        s = self.viewport_series(viewport)
+        return bool(self.labels_hidden and s is not None and s.localizer)
+
     def slice_position(self, viewport: int) -> str | None:
-        """The slice position of the image viewport (0-based) shows ("Tra F 12.3"); None when empty."""
+        """The slice position of the image viewport (0-based) shows ("Tra F 12.3"); None when empty (or unnamed)."""
         shown = self._shown_image(viewport)
-        return None if shown is None else slice_position_text(shown[2].pose, self.isocentre_mm)
+        if shown is None or self._plane_unnamed(viewport):
+            return None
+        return slice_position_text(shown[2].pose, self.isocentre_mm)
 
     # ---- pointer -------------------------------------------------------------------------------------
     def set_pointer(self, viewport: int, u: float, v: float) -> None:
@@ -111,7 +120,7 @@ class MeasureTools:
 
     def pointer_text(self, viewport: int) -> str | None:
         """The read-out viewport (0-based) shows: the pointer's patient coordinates when it was last over it."""
-        if self.pointer is None or self.pointer[0] != viewport:
+        if self.pointer is None or self.pointer[0] != viewport or self._plane_unnamed(viewport):
             return None
         p = self.pointer_mm()
         return None if p is None else patient_text(p, self.isocentre_mm)

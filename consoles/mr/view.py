@@ -609,9 +609,7 @@ class MRConsoleView(ConsoleViewBase):
             rect = graphics.view_rect(img)
             mode = m.graphics_mode(i)
             caption = m.viewport_caption(i)
-            # an unnamed localizer image (a task that asks to recognise the plane) shows no position either:
-            # "Tra F 12.3" would name it
-            position = None if (m.labels_hidden and s.localizer) else m.slice_position(i)
+            position = m.slice_position(i)  # None on an unnamed localizer image (model.measure)
             n_text = len(caption) + (1 if position else 0)  # the caption's lines and the slice position under them
             graphics.planning_overlays(o, img.pose, rect, group_, mode,
                                        done=row is not None and row.status in ("done", "running"))

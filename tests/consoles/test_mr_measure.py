@@ -183,3 +183,16 @@ def test_slice_one_mark_sits_on_the_first_slice_line():
     mark, first = o.find("slice1_mark"), o.find("slice0")
     assert mark.text == "1" and mark.v == pytest.approx(first.v0) == pytest.approx(first.v1)
     assert mark.v == pytest.approx(group.offsets_mm()[0] * np.dot(group.pose.normal, display.v))
+
+
+def test_unnamed_localizer_images_show_no_position_or_pointer_coordinates(rt):
+    """With labels hidden (a task asks which image is transverse) neither read-out names the plane: the slice
+    position says it, and on a plane through the isocentre one pointer coordinate stays 0.0."""
+    st = {"queue": [LOC], "labels_hidden": True, "layout": {"layout": "2x2"}}
+    m = MRModel(rt, "mr_measure_test", 0, st, None)
+    assert all(m.viewport_series(i) is not None and m.slice_position(i) is None for i in range(3))
+    m.set_pointer(0, 10.0, 10.0)
+    assert m.pointer_text(0) is None
+    named = _model(rt)
+    named.set_pointer(0, 10.0, 10.0)
+    assert named.pointer_text(0) is not None and named.slice_position(0) is not None
