@@ -37,6 +37,9 @@ MIN_PROJECTION = 0.5
 ROTATE_OFFSET_PX = 28.0  # the rotation grip sits this far beyond the group's end
 KEPT_INNER_SHARE = 0.75  # a kept end's grip with no room beyond it: this share of the way out, midway between
 # the stack grips (0.5) and the FOV edge grip at the end
+# ...and with no room there either (a caption, the pointer read-out or the plan info over that part of the line),
+# nearer the centre grip, still on the kept end's side (issue 34: the grip jumped to the other end instead)
+KEPT_INNER_SHARES = (KEPT_INNER_SHARE, 0.3)
 AXES = ("read", "phase", "slice")
 
 
@@ -212,13 +215,14 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
         far = max((abs(t) for t, _, _ in ends if t > 0), default=halves["phase"])
         near = max((abs(t) for t, _, _ in ends if t < 0), default=far)
         # beyond the far end; else beyond the near one; else on the centre line inside the group
-        ts = [far + offset, -(near + offset), 0.6 * far, -0.6 * near]
+        # (then nearer the centre: issue 34's read-outs left small viewports with no other free spot)
+        ts = [far + offset, -(near + offset), 0.6 * far, -0.6 * near, 0.3 * far, -0.3 * near]
         if toward is not None:  # the end it keeps, beyond it or else inside it (clear of the stack's grips),
             # before the other end's spots
             keep = 1 if float(np.asarray(toward, float) @ l3) >= 0 else -1
             ends_t = {1: far, -1: -near}
-            ts = [ends_t[keep] + keep * offset, KEPT_INNER_SHARE * ends_t[keep], ends_t[-keep] - keep * offset,
-                  0.6 * ends_t[-keep]]
+            ts = [ends_t[keep] + keep * offset, *(share * ends_t[keep] for share in KEPT_INNER_SHARES),
+                  ends_t[-keep] - keep * offset, 0.6 * ends_t[-keep]]
         spots = [_uv(display, pc + t * l3) for t in ts]
         ru, rv = next((sp for sp in spots if free is None or free(*sp)), spots[0])
         out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
@@ -244,8 +248,10 @@ def group_grips(display: PlanePose, pose: PlanePose, fov_mm: tuple[float, float]
             up = -up
         ru, rv = _uv(display, pc + (reach + offset) * up)
         if free is not None and not free(ru, rv):
-            alt = _uv(display, pc - (reach + offset) * up)
-            if free(*alt):
+            # the kept side nearer the centre first (when it was kept), then beyond the other end
+            kept = [_uv(display, pc + share * reach * up) for share in KEPT_INNER_SHARES] if toward is not None else []
+            alt = next((sp for sp in [*kept, _uv(display, pc - (reach + offset) * up)] if free(*sp)), None)
+            if alt is not None:
                 ru, rv = alt
         out.append(Grip("rotate", ru, rv, "rotate", pivot=(cu, cv), pivot_mm=tuple(map(float, pc))))
         out += _face_grips(display, pose, c, halves, "fov_", ("read", "phase"), pc)

@@ -75,6 +75,13 @@ class MRConsoleView(ConsoleViewBase):
         msg_row = QtWidgets.QHBoxLayout()
         msg_row.setContentsMargins(8, 0, 8, 6)
         msg_row.addWidget(self.message, 1)
+        # the distance tool (consoles.mr.measure), beside the ROI tool (the viewer's toolbar is full): two clicks
+        # on an image measure between them in mm
+        self.distance_btn = self._name("distance_tool", button(
+            "Distance", "distance_tool", lambda: self._do(self.model.set_distance_tool, not self.model.distance_tool)))
+        self.distance_btn.setCheckable(True)
+        msg_row.addWidget(self.distance_btn)
+        msg_row.addSpacing(4)
         # ROI tool (beside its read-out; the viewer's toolbar is full): a left drag on a T1/T2 map
         # draws an ellipse and reads mean / SD in ms
         self.roi_btn = self._name("roi_tool", button("ROI tool", "roi_tool",
@@ -241,6 +248,7 @@ class MRConsoleView(ConsoleViewBase):
             self._named[vp.name] = vp
             vp.wheel_callback = lambda n, i=i: self._do(self.model.page, i, n)
             vp.mouse_callback = lambda kind, u, v, b, i=i: self._on_viewport_mouse(i, kind, u, v, b)
+            vp.setMouseTracking(True)  # the pointer read-out follows the pointer without a button held
             # right-drag window/level is display state the model records
             vp.window_level_callback = lambda w, lv, i=i: self._do(self.model.set_window_level, i, w / DISPLAY_SCALE,
                                                                     lv / DISPLAY_SCALE)
@@ -390,17 +398,19 @@ class MRConsoleView(ConsoleViewBase):
             self.viewer.sync()
         if t & {"init", "series", "selection", "labels"}:
             self._show_series_list()
-        if t & {"init", "layout", "series", "open", "params", "queue", "viewport_resized", "labels", "scan"}:
+        if t & {"init", "layout", "series", "open", "params", "queue", "viewport_resized", "labels", "scan",
+                "pointer", "measure"}:
             self._show_viewports()
 
     PANEL_PARTS = (
         ("_refresh_header", ("clock",)),
         ("_refresh_queue", ()),
         ("_refresh_go", ("clock",)),
-        ("_refresh_toolbar", ("layout",)),
+        ("_refresh_toolbar", ("layout", "measure")),
         ("_refresh_card", ("params",)),
-        ("_refresh_message", ("params", "layout", "selection")),
+        ("_refresh_message", ("params", "layout", "selection", "measure")),
     )
+    QUIET_TOPICS = ("pointer",)  # the pointer read-out is drawn on the viewports only
 
     def _refresh_panel(self) -> None:
         self.refresh_parts()
@@ -478,6 +488,7 @@ class MRConsoleView(ConsoleViewBase):
         for k, b in self.graphics_btns.items():
             b.setChecked(k == mode)
         self.shim_btn.setChecked(bool(m.shim_box_visible))
+        self.distance_btn.setChecked(bool(m.distance_tool))
         self.roi_btn.setChecked(bool(m.roi_tool))
         last = m.rois[-1] if m.rois else None
         text = "" if last is None else f"{mapping.KIND_TITLE[last.kind]} {last.text()}"
@@ -594,8 +605,12 @@ class MRConsoleView(ConsoleViewBase):
             if vp.window_level != want:
                 vp.set_window_level(*want)
             o = ov.OverlaySet()
+            graphics.measure_overlays(o, vp.pixel_transform(), vp.width(), vp.height(), m.pointer_text(i))
             rect = graphics.view_rect(img)
             mode = m.graphics_mode(i)
+            caption = m.viewport_caption(i)
+            position = m.slice_position(i)  # None on an unnamed localizer image (model.measure)
+            n_text = len(caption) + (1 if position else 0)  # the caption's lines and the slice position under them
             graphics.planning_overlays(o, img.pose, rect, group_, mode,
                                        done=row is not None and row.status in ("done", "running"))
             shim = m.shim_box_visible and row is not None and not row.proto.is_localizer
@@ -603,12 +618,11 @@ class MRConsoleView(ConsoleViewBase):
                 graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
             if group_ is not None and mode != "off":
                 if editable:
-                    free = graphics.free_spot(vp.pixel_transform(), vp.width(), vp.height(),
-                                              len(m.viewport_caption(i)), rect)
+                    free = graphics.free_spot(vp.pixel_transform(), vp.width(), vp.height(), n_text, rect)
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
                                                                          with_shim=False, free=free,
                                                                          rotate_end=m.rotate_grip_end(row.uid)))
-                graphics.plan_info(o, row.params, vp.width(), vp.height())
+                graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose)
             if shim and shim_editable:
                 graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
             if is_map:
@@ -619,10 +633,12 @@ class MRConsoleView(ConsoleViewBase):
                                           None, vp.height())
                 elif roi is not None:
                     graphics.roi_overlays(o, roi.centre_mm, roi.radii_mm, roi.text(), vp.height())
+            graphics.distance_overlays(o, m.viewport_distances(i), m.pending_distance_point(i), vp.pixels_per_mm())
             graphics.orientation_overlays(o, img.pose, vp.width(), vp.height(),
                                           graphics.below_color_bar(vp.height()) if is_map else None,
-                                          graphics.clear_of_caption(m.viewport_caption(i), vp.width()))
-            graphics.caption_overlays(o, m.viewport_caption(i))
+                                          graphics.clear_of_caption(caption, vp.width()))
+            graphics.slice_position_overlay(o, caption, position)
+            graphics.caption_overlays(o, caption)
             vp.set_overlays(o)
 
     # ---- planning drags on the viewports ------------------------------------------------------------
@@ -631,6 +647,12 @@ class MRConsoleView(ConsoleViewBase):
         model gets absolute values computed from the row as it was at the press, so a drag's result
         depends on where it ends, not on how X batched its motion. A press elsewhere does nothing."""
         vp = self.viewer.viewport(i)
+        m = self.model
+        if kind in ("move", "press", "release") and m.viewport_image_data(i) is not None:
+            # display state, not a user action: the status line is kept (not self._do)
+            self._batched(m.set_pointer, i, u, v)
+        if self._distance_mouse(i, kind, u, v, button):
+            return
         if self._roi_mouse(i, kind, u, v, button):
             return
         drag = vp.drag
@@ -655,6 +677,17 @@ class MRConsoleView(ConsoleViewBase):
         if d is None or start is None or start[0] != i:
             return
         self._do(self._apply_plan_drag, d, start[1], start[2])
+
+    def _distance_mouse(self, i: int, kind: str, u: float, v: float, button: Any) -> bool:
+        """With the distance tool on, a left press on an image is one of a measurement's two clicks
+        (model.distance_point). True when the event was the tool's."""
+        m = self.model
+        if not m.distance_tool or m.viewport_image_data(i) is None:
+            return False
+        # a second click soon after the first may come as a double-click event (Qt's timing, not the user's)
+        if kind in ("press", "double") and button == QtCore.Qt.MouseButton.LeftButton:
+            self._do(m.distance_point, i, u, v)
+        return kind in ("press", "release", "double")
 
     def _roi_mouse(self, i: int, kind: str, u: float, v: float, button: Any) -> bool:
         """With the ROI tool on, a left drag on a map draws an ellipse inscribed in the dragged rectangle;

@@ -3,10 +3,13 @@
 Each function turns what one viewport shows into an OverlaySet the viewport draws: the caption lines
 (series, image k/N, orientation) top left, and the planning graphics of the open row cut with the
 displayed plane (rendering.geometry): every slice's line plus the FOV outline ("all"), the first and
-last slice ("outer"), or nothing ("off"); the shim box (adjust volume) when it is shown. An editable
+last slice ("outer"), or nothing ("off"), slice 1 (image 1 of the series) marked "1"; the shim box (adjust volume) when it is shown. An editable
 row's group carries grips (consoles.mr.planning): centre (move), rotate (a circle beyond the group's
 end), FOV read/phase edges and stack edges (resize), and the shim box's centre and faces when it is
-shown; a bottom-left line shows what a scanner shows of the plan (slices, slab, FOV), never the answer.
+shown; bottom-right lines show what a scanner shows of the plan (angle to the image, slices, slab, FOV),
+never the answer.
+Measurement aids (consoles.mr.measure): a mm scale bar bottom left, the slice position under the caption, the
+pointer's patient coordinates top right and the distance tool's lines with their lengths.
 """
 from __future__ import annotations
 
@@ -16,8 +19,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from consoles.common import overlays as ov
+from consoles.common import scale_bar
 from consoles.mr import planning
-from rendering.geometry import OrientedBox, PlanePose, box_plane_polygon, clip_segment_to_rect, rect_plane_segment
+from rendering.geometry import (OrientedBox, PlanePose, box_plane_polygon, clip_segment_to_rect, plane_angle_deg,
+                               rect_plane_segment)
 
 CAPTION_PX = 13
 CAPTION_LINE_PX = 18
@@ -29,6 +34,9 @@ HANDLE_PX = 14  # drawn size; hit_test grabs within max(GRAB_PX, HANDLE_PX / 2)
 GRAB_PX = 10
 ROTATE_COLOR = ov.ORANGE
 INFO_PX = 13
+PLAN_INFO_LINES = 3  # angle to the image, slices and slab, FOV (plan_info)
+MEASURE_COLOR = (1.0, 0.55, 0.9)  # distance lines: a colour no planning graphic uses
+CROSS_PX = 6.0
 
 
 def view_rect(image: Any) -> tuple[float, float, float, float]:
@@ -135,6 +143,13 @@ def planning_overlays(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, f
     for k, seg in zip(ks, segs):
         width = 2.0 if k in (0, n - 1) else 1.0
         _segment(o, f"slice{k}", seg, rect, color, width)
+    first = segs[0] if ks and ks[0] == 0 else None
+    if n > 1 and first is not None:  # which end of the stack is image 1 of the series it acquires
+        clipped = clip_segment_to_rect(first[0], first[1], rect)
+        if clipped is not None:
+            end = max(clipped, key=lambda p: (float(p[0]), float(p[1])))  # the right (else upper) end: stable
+            o.add(ov.Text("slice1_mark", float(end[0]), float(end[1]), "1", color, INFO_PX, "left", False,
+                          valign="center", offset_px=(6.0, 0.0)))
     if mode == "all":
         _polygon(o, "fov", box_plane_polygon(group.slab(), display), FOV_COLOR, dashed=True)
 
@@ -153,7 +168,10 @@ def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
     """(u, v) -> whether a grip there is on the image and clear of the texts drawn over it (caption
     top left, plan info bottom right, orientation letters at the edge middles), which are drawn on top
     and would hide it."""
-    busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)), (width - 170, height - 48, width, height)]
+    busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)),
+            (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)]
+    # the scale bar and the pointer read-out are drawn under the graphics (measure_overlays), so they reserve no
+    # room: a grip over them stays visible and grabbable, and grips do not move when the pointer comes near
     busy += [(width / 2 - 16, 0, width / 2 + 16, 28), (width / 2 - 16, height - 28, width / 2 + 16, height),
              (0, height / 2 - 16, 24, height / 2 + 16), (width - 24, height / 2 - 16, width, height / 2 + 16)]
     margin = HANDLE_PX
@@ -201,13 +219,21 @@ def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grip
     _add_grips(o, grips, rect, SHIM_COLOR)
 
 
-def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int) -> None:
-    """What a scanner shows of the plan, bottom right on two short lines (the bottom orientation
-    letter keeps the middle): slice count and slab thickness, FOV."""
+def plane_to_image_deg(params: Any, display: PlanePose) -> float:
+    """The angle between the slice group's plane and the displayed image's (0-90 deg; 90 = perpendicular)."""
+    return plane_angle_deg(params.pose(), display)
+
+
+def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int, display: PlanePose | None = None) -> None:
+    """What a scanner shows of the plan, bottom right on short lines (the bottom orientation letter keeps the
+    middle): with a display, the angle between the group's plane and this image (issue 34: "perpendicular to
+    the 2-chamber image" is read, not judged by eye); slice count and slab thickness; FOV."""
     slab = planning.stack_extent_mm(int(params.n_slices), params.thickness_mm, params.gap_mm)
     n = int(params.n_slices)
     lines = (f"{n} slice{'s' if n != 1 else ''}  slab {slab:.0f} mm",
              f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
+    if display is not None:
+        lines = (f"{plane_to_image_deg(params, display):.1f} deg to image",) + lines
     for k, text in enumerate(lines):
         o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
                       SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))
@@ -248,11 +274,51 @@ def map_colormap(kind: str) -> Any:
 
 
 def roi_overlays(o: ov.OverlaySet, centre: Any, radii: Any, text: str | None, height: int) -> None:
-    """An ellipse ROI (plane mm) and its read-out at the viewport's bottom left, above the two lines of
+    """An ellipse ROI (plane mm) and its read-out at the viewport's bottom left, above the lines of
     plan info (on a dark box: legible on any colour; near the ellipse it ran off a small viewport's edge)."""
     cu, cv = float(centre[0]), float(centre[1])
     ru, rv = max(float(radii[0]), 0.1), max(float(radii[1]), 0.1)
     pts = tuple((cu + ru * math.cos(2 * math.pi * k / 64), cv + rv * math.sin(2 * math.pi * k / 64)) for k in range(64))
     o.add(ov.Polyline("roi", pts, ROI_COLOUR, 2.0, closed=True))
     if text:
-        o.add(ov.Text("roi_readout", 6, height - 10 - 2 * CAPTION_LINE_PX, text, ov.WHITE, ROI_TEXT_PX, "left", True, valign="bottom"))
+        o.add(ov.Text("roi_readout", 6, height - 10 - PLAN_INFO_LINES * CAPTION_LINE_PX, text, ov.WHITE, ROI_TEXT_PX, "left", True, valign="bottom"))
+
+
+# ---- measurement aids (consoles.mr.measure) ------------------------------------------------------------------
+def measure_overlays(o: ov.OverlaySet, t: ov.PixelTransform, width: int, height: int,
+                     pointer: str | None) -> None:
+    """The aids drawn under every image's graphics (added first): the mm scale bar (bottom left) and the
+    pointer's patient coordinates top right (on the viewport the pointer was last over)."""
+    scale_bar.scale_bar_overlays(o, t, width, height)
+    if pointer:
+        o.add(ov.Text("pointer_readout", width - 6, 6 + CAPTION_LINE_PX, pointer, ov.WHITE, CAPTION_PX, "right",
+                      True, valign="top"))
+
+
+def slice_position_overlay(o: ov.OverlaySet, caption: Sequence[str], slice_position: str | None) -> None:
+    """The image's slice position ("Tra F 12.3") as the line under the caption (drawn on top, as the caption;
+    free_spot counts it as a caption line)."""
+    if slice_position:
+        o.add(ov.Text("slice_position", 6, 6 + len(caption) * CAPTION_LINE_PX, slice_position, ov.WHITE,
+                      CAPTION_PX, "left", True, valign="top"))
+
+
+def _cross(o: ov.OverlaySet, name: str, u: float, v: float, k: float) -> None:
+    r = CROSS_PX / k
+    o.add(ov.Line(f"{name}_h", u - r, v, u + r, v, MEASURE_COLOR, 1.5))
+    o.add(ov.Line(f"{name}_v", u, v - r, u, v + r, MEASURE_COLOR, 1.5))
+
+
+def distance_overlays(o: ov.OverlaySet, distances: Sequence[Any], pending: tuple[float, float] | None,
+                      k: float) -> None:
+    """Distance tool measurements on this image: a line between crosses, its length beside its second end; a
+    first click waiting for its second as a lone cross (`k` screen pixels per mm, for the crosses' size)."""
+    for j, d in enumerate(distances):
+        (u0, v0), (u1, v1) = d.p1_uv, d.p2_uv
+        o.add(ov.Line(f"distance{j}", u0, v0, u1, v1, MEASURE_COLOR, 1.5))
+        _cross(o, f"distance{j}_a", u0, v0, k)
+        _cross(o, f"distance{j}_b", u1, v1, k)
+        o.add(ov.Text(f"distance{j}_text", u1, v1, d.text(), MEASURE_COLOR, CAPTION_PX, "left", False,
+                      valign="center", offset_px=(10.0, 0.0)))
+    if pending is not None:
+        _cross(o, "distance_pending", pending[0], pending[1], k)

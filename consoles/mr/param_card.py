@@ -1,0 +1,207 @@
+"""The MR parameter card: declared Parameters (PARAMETERS, grouped by CARD) and choices (CHOICES) of the open
+row, clamped and enabled by Rules, and the MRModel mixin that reads and sets them (no Qt). The scan time and
+conflicts follow from them (row_params).
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from consoles.common.model_base import Rule
+from consoles.common.params import Parameter
+from consoles.mr import mapping
+from consoles.mr.protocols import TRIGGERS
+from consoles.mr.row_params import SHIM_MODES
+
+if TYPE_CHECKING:
+    from consoles.mr.queue import QueueRow
+
+__all__ = ["PARAMETERS", "PARAM", "CHOICES", "CARD", "ParameterCard", "ROW_OPEN", "ROW_EDITABLE", "NOT_LOCALIZER",
+           "HAS_INVERSION", "TRIGGERABLE", "TRIGGERED", "READ_ONLY", "IS_MOLLI", "GEOMETRY", "PHYSIO"]
+
+# ---- rules -------------------------------------------------------------------------------------------
+ROW_OPEN = Rule((lambda m: m.open_row is not None, "Open a row of the queue first."))
+ROW_EDITABLE = ROW_OPEN & Rule(
+    (lambda m: m.open_row.status != "running", "This row is running: stop it to change its parameters."),
+    (lambda m: m.open_row.status != "done", "This row has been acquired: repeat it to change its parameters."),
+    (lambda m: m.open_row.proto.acquirable, "This protocol is a placeholder: it cannot be acquired yet."),
+)
+NOT_LOCALIZER = Rule((lambda m: not m.open_row.proto.is_localizer,
+                      "The localizer's three planes are fixed through the isocentre."))
+HAS_INVERSION = Rule((lambda m: m.open_row.params.ti_ms is not None, "This sequence has no inversion pulse."))
+TRIGGERABLE = Rule((lambda m: m.open_row.proto.triggerable, "This sequence is not triggered."))
+TRIGGERED = Rule((lambda m: m.open_row.params.trigger != "none", "Set the trigger to ECG or pulse first."))
+READ_ONLY = Rule((lambda m: False, "The heart rate is measured from the ECG."))
+IS_MOLLI = Rule((lambda m: m.open_row.params.scheme in mapping.mm.MOLLI_SCHEMES,
+                 "Only a MOLLI T1 map has an inversion scheme."))
+
+GEOMETRY = ROW_EDITABLE & NOT_LOCALIZER
+PHYSIO = ROW_EDITABLE & TRIGGERABLE & TRIGGERED
+
+# name -> (RowParams attribute, index into it for tuples or None)
+_ATTR: dict[str, tuple[str, int | None]] = {
+    "pos_lr_mm": ("centre_mm", 0), "pos_ap_mm": ("centre_mm", 1), "pos_fh_mm": ("centre_mm", 2),
+}
+# The Position fields are in the scanner frame, as real consoles show them: mm of the slice group's centre
+# from the isocentre, + = left, posterior, head (the subject frame's axes, so only the origin differs). A typed
+# position therefore lands on other anatomy when the patient lies elsewhere (seeded landmark and isocentre
+# offsets), as on a scanner; RowParams.centre_mm stays in subject mm. Card params name them the same way.
+_SCANNER_FRAME = ("pos_lr_mm", "pos_ap_mm", "pos_fh_mm")
+_INT_PARAMS = ("n_slices", "matrix", "averages")
+
+
+def _p(name: str, label: str, unit: str, lo: float, hi: float, decimals: int, step: float, rule: Rule) -> Parameter:
+    return Parameter(name, label, unit, lo, hi, decimals, step, rule, get=lambda m, n=name: m.open_value(n),
+                     set=lambda m, v, n=name: m.set_param(n, v))
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    # Routine
+    _p("n_slices", "Slices", "", 1, 64, 0, 1, ROW_EDITABLE & NOT_LOCALIZER),
+    _p("thickness_mm", "Slice thickness", "mm", 1.0, 20.0, 1, 0.5, ROW_EDITABLE),
+    _p("gap_mm", "Gap", "mm", 0.0, 30.0, 1, 0.5, ROW_EDITABLE & NOT_LOCALIZER),
+    _p("fov_read_mm", "FOV read", "mm", 100, 500, 0, 10, ROW_EDITABLE),
+    _p("fov_phase_mm", "FOV phase", "mm", 50, 500, 0, 10, ROW_EDITABLE),
+    _p("matrix", "Matrix", "", 64, 512, 0, 16, ROW_EDITABLE),
+    _p("averages", "Averages", "", 1, 8, 0, 1, ROW_EDITABLE),
+    # Contrast
+    _p("tr_ms", "TR", "ms", 2.0, 10000.0, 1, 0.1, ROW_EDITABLE),
+    _p("te_ms", "TE", "ms", 1.0, 300.0, 1, 0.1, ROW_EDITABLE),
+    _p("ti_ms", "TI", "ms", 10, 3000, 0, 10, ROW_EDITABLE & HAS_INVERSION),
+    _p("flip_deg", "Flip angle", "deg", 1, 180, 0, 5, ROW_EDITABLE),
+    # Physio
+    _p("trigger_delay_ms", "Trigger delay", "ms", 0, 2000, 0, 10, PHYSIO),
+    _p("acq_window_ms", "Acquisition window", "ms", 20, 2000, 0, 10, PHYSIO),
+    Parameter("heart_rate_bpm", "Heart rate", "bpm", 20, 250, 0, 1, READ_ONLY,
+              get=lambda m: m.shown_heart_rate() or float("nan")),
+    # Geometry
+    _p("pos_lr_mm", "Position L/R", "mm", -500, 500, 1, 1, GEOMETRY),
+    _p("pos_ap_mm", "Position A/P", "mm", -500, 500, 1, 1, GEOMETRY),
+    _p("pos_fh_mm", "Position F/H", "mm", -1000, 1000, 1, 1, GEOMETRY),
+    _p("tilt_a_deg", "Tilt 1", "deg", -90, 90, 1, 1, GEOMETRY),
+    _p("tilt_b_deg", "Tilt 2", "deg", -90, 90, 1, 1, GEOMETRY),
+    _p("inplane_deg", "In-plane rotation", "deg", -180, 180, 1, 1, GEOMETRY),
+)
+PARAM = {p.name: p for p in PARAMETERS}
+
+# Settings chosen from a list: name -> (options, enable rule).
+CHOICES: dict[str, tuple[tuple[str, ...], Rule]] = {
+    "trigger": (TRIGGERS, ROW_EDITABLE & TRIGGERABLE),
+    "main": (("T", "C", "S"), GEOMETRY),
+    "shim_mode": (SHIM_MODES, ROW_EDITABLE),
+    "scheme": (tuple(mapping.mm.MOLLI_SCHEMES), ROW_OPEN & IS_MOLLI & ROW_EDITABLE),
+}
+
+# The parameter card's tabs and their fields, in screen order.
+CARD: dict[str, tuple[str, ...]] = {
+    "Routine": ("n_slices", "thickness_mm", "gap_mm", "fov_read_mm", "fov_phase_mm", "matrix", "averages"),
+    "Contrast": ("tr_ms", "te_ms", "ti_ms", "flip_deg", "scheme"),
+    "Physio": ("trigger", "trigger_delay_ms", "acq_window_ms", "heart_rate_bpm"),
+    "Geometry": ("pos_lr_mm", "pos_ap_mm", "pos_fh_mm", "main", "tilt_a_deg", "tilt_b_deg", "inplane_deg",
+                 "shim_mode"),
+}
+
+
+class ParameterCard:
+    """The open row's values as the card shows them, and their setters (logged, refused by their rules)."""
+
+    def open_value(self, name: str) -> float:
+        """Value of parameter `name` of the open row (NaN with no row open or no such value)."""
+        row = self.open_row
+        if row is None:
+            return float("nan")
+        attr, i = _ATTR.get(name, (name, None))
+        v = getattr(row.params, attr)
+        v = v[i] if i is not None else v
+        if v is not None and name in _SCANNER_FRAME:
+            v = round(float(v) - self.isocentre_mm[i], 3)
+        return float("nan") if v is None else float(v)
+
+    def _apply_param(self, row: QueueRow, name: str, value: Any) -> Any:
+        """Clamp and store one value on a row (no rule check: initial state and set_param share it)."""
+        if name in CHOICES:
+            options = CHOICES[name][0]
+            self._require(value in options, f"{name} must be one of {', '.join(options)}.")
+            setattr(row.params, name, value)
+            return value
+        self._require(name in PARAM and PARAM[name].set is not None, f"unknown parameter {name}")
+        self._require(value is not None and math.isfinite(float(value)), "Enter a number.")
+        v: Any = PARAM[name].clamp(float(value))
+        if name in _INT_PARAMS:
+            v = int(v)
+        attr, i = _ATTR.get(name, (name, None))
+        if i is None:
+            setattr(row.params, attr, v)
+        else:
+            t = list(getattr(row.params, attr))
+            t[i] = round(v + self.isocentre_mm[i], 3) + 0.0 if name in _SCANNER_FRAME else v
+            setattr(row.params, attr, tuple(t))
+        return v
+
+    def set_param(self, name: str, value: Any) -> Any:
+        """Set a numeric parameter or a choice of the open row (clamped); returns the stored value."""
+        rule = CHOICES[name][1] if name in CHOICES else self.parameter(name).enabled_when
+        self._require_rule(rule)
+        row = self.open_row
+        assert row is not None
+        v = self._apply_param(row, name, value)
+        self._log("param_changed", row=row.uid, name=name, value=v)
+        found = self.row_conflicts(row)
+        self.message = found[0] if found else f"Scan time {self.duration_s(row):.0f} s."
+        self._changed("params")
+        return v
+
+    def set_pose(self, pose: Any) -> None:
+        """Graphical planning: centre, orientation and in-plane rotation of the open row from a PlanePose."""
+        self._require_rule(GEOMETRY)
+        row = self.open_row
+        assert row is not None
+        row.params.set_pose(pose)
+        self._log("geometry_changed", row=row.uid, centre_mm=list(row.params.centre_mm),
+                  orientation=row.params.orientation_text(), inplane_deg=row.params.inplane_deg)
+        self._changed("params")
+
+    def set_shim_size(self, size_mm: tuple[float, float, float] | None) -> None:
+        """Adjust volume size (read, phase, slice mm) of the open row; None follows the slab."""
+        self._require_rule(ROW_EDITABLE)
+        row = self.open_row
+        assert row is not None
+        row.params.shim_size_mm = None if size_mm is None else tuple(round(max(10.0, min(500.0, float(s))), 1)
+                                                                      for s in size_mm)
+        self._log("shim_box_changed", row=row.uid, size_mm=row.params.shim_size_mm)
+        self._changed("params")
+
+    def set_shim_centre(self, centre_mm: Any | None) -> None:
+        """Adjust volume centre (subject mm) of the open row; None follows the slice group."""
+        self._require_rule(ROW_EDITABLE)
+        row = self.open_row
+        assert row is not None
+        if centre_mm is not None:
+            c = np.asarray(centre_mm, float).reshape(3)
+            self._require(bool(np.all(np.isfinite(c))), "Enter a number.")
+            centre_mm = tuple(round(max(-1000.0, min(1000.0, float(x))), 3) + 0.0 for x in c)
+        row.params.shim_centre_mm = centre_mm
+        self._log("shim_box_moved", row=row.uid, centre_mm=None if centre_mm is None else list(centre_mm))
+        self._changed("params")
+
+    def card(self) -> dict[str, list[dict[str, Any]]]:
+        """The open row's card as the view shows it: per tab, each field's value, unit and why it is greyed."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for tab, names in CARD.items():
+            fields = []
+            for n in names:
+                if n in CHOICES:
+                    options, rule = CHOICES[n]
+                    row = self.open_row
+                    fields.append({"name": n, "options": list(options), "value": getattr(row.params, n) if row else None,
+                                   "enabled": rule(self), "reason": rule.reason(self)})
+                else:
+                    p = PARAM[n]
+                    v = p.value(self)
+                    fields.append({"name": n, "label": p.label, "unit": p.unit,
+                                   "value": None if math.isnan(v) else round(v, p.decimals),
+                                   "enabled": p.enabled(self), "reason": p.refusal(self)})
+            out[tab] = fields
+        return out
