@@ -5,7 +5,7 @@ viewer and task seeding, each its own module (one job each, like a Slicer module
 - consoles.mr.series: acquired series and the series list (SeriesStore).
 - consoles.mr.param_card: the declared parameters, choices and tabs, and their setters (ParameterCard).
 - consoles.mr.plan_tools: graphical planning on a displayed image (PlanningTools, plan_grips, apply_resize).
-- consoles.mr.viewer: layout, viewports, captions (Viewer).
+- consoles.mr.image_layout: layout, viewports, captions (Viewer).
 - consoles.mr.measure: slice positions, the pointer read-out and the distance tool (MeasureTools).
 - consoles.mr.seeding: the card's initial state and the episode's seeded draws (TaskSeeding).
 - consoles.mr.mapping: T1/T2 mapping's model side (MappingTools).
@@ -34,7 +34,7 @@ from consoles.mr.queue import STATUSES, ExamQueue, QueueRow  # noqa: F401
 from consoles.mr.row_params import rr_ms, temporal_resolution_ms
 from consoles.mr.seeding import CLIP_MARGIN_MM, FAULT_SLAB_SHARE, TaskSeeding
 from consoles.mr.series import LOCALIZER_SHORT, Series, SeriesEntry, SeriesStore  # noqa: F401
-from consoles.mr.viewer import Viewer
+from consoles.mr.image_layout import Viewer
 
 __all__ = ["MRModel", "ConsoleActionError", "QueueRow", "Series", "SeriesEntry", "PARAMETERS", "CHOICES", "CARD",
            "STATUSES", "LOCALIZER_SHORT"]
