@@ -7,7 +7,6 @@ names flip (a translated probe on the optimisation card fails; a grey-map change
 Nothing here imports runner/agents."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
