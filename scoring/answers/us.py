@@ -6,8 +6,7 @@ thresholds and the ultrasound oracle's measures.
 from __future__ import annotations
 
 from scoring.registry.us import (DEPTH_MARGIN_MAX_MM, DEPTH_MARGIN_MIN_MM, FOCUS_MAX_OFF_MM, HILUM_MAX_MM,
-                                 KIDNEY_BOTTOM_MIN_FRACTION, KIDNEY_GREY_RANGE, LONG_AXIS_MAX_DEG,
-                                 LONG_AXIS_MIN_LENGTH_FRACTION, USTask)
+                                 KIDNEY_GREY_RANGE, LONG_AXIS_MAX_DEG, LONG_AXIS_MIN_LENGTH_FRACTION, USTask)
 
 
 # ---- the episode's correct answer (issue 21: how far it moves between episodes) ----------------------
@@ -86,8 +85,7 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
       over which that field alone can move from the reference's pose and the view still pass the oracle's
       three checks (the mean of the two one-sided ranges, searched on the subject's geometry).
     - optimize: depth (mm): the centre and half-width of the depths the oracle accepts for the kidney's
-      bottom (DEPTH_MARGIN_MIN_MM below it .. the lesser of DEPTH_MARGIN_MAX_MM below it and bottom /
-      KIDNEY_BOTTOM_MIN_FRACTION); focus (mm): the
+      bottom (DEPTH_MARGIN_MIN_MM .. DEPTH_MARGIN_MAX_MM below it); focus (mm): the
       kidney's centre depth, FOCUS_MAX_OFF_MM; gain: the centre and half-width of the gain window that
       shows the kidney inside KIDNEY_GREY_RANGE; whether the probe had to be turned round (categorical: its
       marker started towards the feet).
@@ -117,7 +115,7 @@ def answers(task: USTask, state: dict, ops: list) -> dict:
 
         q = image_quality(load_oracle(state["subject"]), side, state)
         b = float(q["kidney_bottom_mm"])
-        lo, hi = b + DEPTH_MARGIN_MIN_MM, min(b + DEPTH_MARGIN_MAX_MM, b / KIDNEY_BOTTOM_MIN_FRACTION)
+        lo, hi = b + DEPTH_MARGIN_MIN_MM, b + DEPTH_MARGIN_MAX_MM
         out["depth_mm"] = Answer(round(0.5 * (lo + hi), 2), round(0.5 * (hi - lo), 2))
         out["focus_mm"] = Answer(float(q["kidney_centre_mm"]), FOCUS_MAX_OFF_MM)
         w = _gain_window(state, side)

@@ -17,8 +17,8 @@ Measures (in the details, per view or organ):
   thickness and gap kept (changing them is no planning step);
 - renal slab: each kidney's coverage by slab and FOV (scoring.oracles.mr.series_coverage), the slab's excess
   over the kidneys along its normal, how far the FOV reaches beyond the kidneys on each in-plane side (a
-  planned slab -- planning, recovery -- must keep it within RENAL_MAX_FOV_MARGIN_MM); numeric correction: the seeded parameter was changed; recovery: the
-  centre moved towards the clipped pole;
+  planned slab -- planning, recovery -- must keep it within RENAL_MAX_FOV_MARGIN_MM); reported only: the seeded
+  parameter of a numeric correction, and how far a recovery's centre moved towards the clipped pole;
 - shim box: share of heart voxels inside the adjust volume, its volume relative to the heart's, the slice
   group as it was at the start (slices_moved).
 
@@ -407,6 +407,12 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
                 widest = max(m["fov_margin_mm"].values())
                 checks["fov_fitted_to_kidneys"] = widest <= RENAL_MAX_FOV_MARGIN_MM
                 terms.append(aq_term(max(0.0, widest - 10.0), RENAL_MAX_FOV_MARGIN_MM - 10.0))
+            # Reported, not checked (issue 32): which slab parameter was spoiled (numeric correction) and how
+            # far the new slab moved towards the clipped pole (recovery). The goal of the numeric card lets
+            # either slab parameter restore the coverage, and the site's slice thickness is itself drawn per
+            # episode (2.5-9 mm), so no screen tells which one was "responsible"; a recovered slab that covers
+            # both kidneys with a fitted FOV has moved towards the clipped pole by construction (tests:
+            # tests/scoring/test_mr_renal_goal_checks.py).
             seeded = state["start"].get("seeded") or {}
             if task.kind == "renal_numeric":
                 fault = seeded.get("coverage_fault")
@@ -414,13 +420,12 @@ def planning(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
                               and r["status"] == "pending")["params"]
                 details.update({"seeded_fault": fault, "fault_value_before": before.get(fault),
                                 "fault_value_after": s["params"].get(fault)})
-                checks["responsible_parameter_changed"] = fault is not None and s["params"].get(fault) != before.get(fault)
             elif task.kind == "renal_recovery":
                 prior = next(r for r in start_rows(state) if r["protocol"] == task.protocol and r["status"] == "done")
                 end = seeded.get("prior_clip_end")  # "upper" or "lower" pole cut
                 dz = float(s["params"]["centre_mm"][2]) - float(prior["params"]["centre_mm"][2])
-                details.update({"clipped_end": end, "centre_fh_shift_mm": round(dz, 2)})
-                checks["clipped_end_extended"] = (end == "upper" and dz > 0) or (end == "lower" and dz < 0)
+                details.update({"clipped_end": end, "centre_fh_shift_mm": round(dz, 2),
+                                "clipped_end_extended": (end == "upper" and dz > 0) or (end == "lower" and dz < 0)})
     else:  # shim_box_fit
         planned, acquired = planned_then_acquired(state, task.protocol, ("shim_box_changed", "shim_box_moved"))
         stages.update({"shim_box_adjusted": planned, "series_acquired": acquired})
@@ -531,6 +536,8 @@ def planning_answers(task: MRTask, state: dict[str, Any], ops: list) -> dict[str
             # the row sits where the landmark put it in A/P (issue 21): a slab that holds both kidneys within
             # RENAL_MAX_SLAB_EXCESS_MM has its centre within half of that of theirs (the reference centres it)
             out["kidneys_ap_centre_mm"] = Answer(round(float(c[1]), 2), RENAL_MAX_SLAB_EXCESS_MM / 2.0)
+            # the number to type on the reference's route, the spoiled parameter (the oracle accepts the slab
+            # through either parameter, issue 32; this route's number moves with the site's drawn slab)
             fault = (state["start"].get("seeded") or {}).get("coverage_fault")
             row = next(r for r in state["start"]["queue"] if r["protocol"] == task.protocol and r["status"] == "pending")
             p = row["params"]

@@ -30,10 +30,10 @@ from scoring.registry import entry_for_card
 from scoring.registry.us import (CALIPER_END_MAX_MM, CALIPER_LENGTH_TOLERANCE, CONTACT, CONTACT_MIN_FRACTION,
                                  CONTACT_MIN_LINE_MEAN, CONTROL, DEPTH_MARGIN_MAX_MM, DEPTH_MARGIN_MIN_MM,
                                  FOCUS_MAX_OFF_MM,
-                                 GAIN_MAX_CHANGE, HILUM_MAX_MM, IN_VIEW_MIN_LENGTH_FRACTION, KIDNEY_BOTTOM_MIN_FRACTION,
-                                 KIDNEY_GREY_RANGE, LONG_AXIS_MAX_DEG, LONG_AXIS_MIN_LENGTH_FRACTION, MEASURE,
-                                 OPTIMIZE, SAVE, SAVED_VIEW_MIN_LENGTH_FRACTION, TGC_MAX_CHANGE_DB, VALUE_TOLERANCE,
-                                 VIEW, USTask)
+                                 GAIN_MAX_CHANGE, HILUM_MAX_MM, IN_VIEW_MIN_LENGTH_FRACTION, KIDNEY_GREY_RANGE,
+                                 LONG_AXIS_MAX_DEG, LONG_AXIS_MIN_LENGTH_FRACTION, MEASURE, OPTIMIZE,
+                                 PROBE_KEPT_MAX_DEG, PROBE_KEPT_MAX_MM, SAVE, SAVED_VIEW_MIN_LENGTH_FRACTION,
+                                 TGC_MAX_CHANGE_DB, VALUE_TOLERANCE, VIEW, USTask)
 from scoring.verdict import OracleResult
 from scoring.workflow import checks_verdict
 from tasks.card import TaskCard
@@ -424,8 +424,20 @@ def marker_towards_head(plane: Mapping[str, Any]) -> bool:
 
 def _depth_ok(q: Mapping[str, Any]) -> bool:
     b = q["kidney_bottom_mm"]
-    return (b is not None and DEPTH_MARGIN_MIN_MM <= q["depth_mm"] - b <= DEPTH_MARGIN_MAX_MM
-            and b >= KIDNEY_BOTTOM_MIN_FRACTION * q["depth_mm"])
+    return b is not None and DEPTH_MARGIN_MIN_MM <= q["depth_mm"] - b <= DEPTH_MARGIN_MAX_MM
+
+
+def probe_shift(oracle, state: Mapping[str, Any]) -> dict[str, float]:
+    """How far the probe moved from where the session started, other than about its beam: its footprint on
+    the skin (mm, from the body surface at the start and end heights and positions around the body) and its
+    tilt and rock (deg). The rotation and the pressure are not counted."""
+    from rendering.us_image import ProbeGeometry, ProbePose
+
+    a, b = state["start"]["pose"], state["pose"]
+    feet = [ProbeGeometry.from_pose(oracle.runtime, ProbePose.from_dict(p)).footprint for p in (a, b)]
+    return {"footprint_mm": round(float(np.linalg.norm(feet[1] - feet[0])), 2),
+            "tilt_deg": round(abs(float(b["tilt_deg"]) - float(a["tilt_deg"])), 2),
+            "rock_deg": round(abs(float(b["rock_deg"]) - float(a["rock_deg"])), 2)}
 
 
 def _grey_ok(q: Mapping[str, Any]) -> bool:
@@ -436,18 +448,23 @@ def _grey_ok(q: Mapping[str, Any]) -> bool:
 @register(OPTIMIZE)
 def optimize(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
     """The kidney's long-axis view kept, shown the conventional way round (marker to the head), and depth,
-    focus and gain set for it, on the screen at the end."""
+    focus and gain set for it, on the screen at the end; the probe turned about its beam at most (its place on
+    the skin, tilt and rock kept)."""
     task: USTask = entry_for_card(card)
     side = _side(state)
     q = image_quality(oracle, side, state)
     c = q["kidney_centre_mm"]
+    moved = probe_shift(oracle, state)
     details: dict[str, Any] = {**q, "min_margin_mm": DEPTH_MARGIN_MIN_MM, "max_margin_mm": DEPTH_MARGIN_MAX_MM,
-                               "min_bottom_fraction": KIDNEY_BOTTOM_MIN_FRACTION,
                                "max_focus_off_mm": FOCUS_MAX_OFF_MM, "max_angle_deg": LONG_AXIS_MAX_DEG,
-                               "marker_towards_head": marker_towards_head(shown(state)["plane"])}
+                               "marker_towards_head": marker_towards_head(shown(state)["plane"]),
+                               "probe_shift": moved, "max_probe_shift_mm": PROBE_KEPT_MAX_MM,
+                               "max_probe_turn_deg": PROBE_KEPT_MAX_DEG}
     checks = {"kidney_in_view": q["kidney_length_fraction"] >= IN_VIEW_MIN_LENGTH_FRACTION,
               "long_axis_kept": q["angle_to_long_axis_deg"] <= LONG_AXIS_MAX_DEG,
               "marker_to_head": details["marker_towards_head"],
+              "probe_kept": moved["footprint_mm"] <= PROBE_KEPT_MAX_MM
+              and max(moved["tilt_deg"], moved["rock_deg"]) <= PROBE_KEPT_MAX_DEG,
               "depth_fits_kidney": _depth_ok(q),
               "focus_at_kidney": c is not None and abs(q["focus_mm"] - c) <= FOCUS_MAX_OFF_MM,
               "brightness": _grey_ok(q)}

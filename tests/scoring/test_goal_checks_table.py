@@ -31,9 +31,6 @@ GOAL_NUMBERS_MISSING: dict[str, tuple[str, ...]] = {
     "mr_t1t2_mapping_geometry_staged": ("slice_angle",),
     "mr_t1t2_mapping_parameters": ("slice_thickness",),
     "mr_t1t2_mapping_staged": ("slice_angle", "mid_ventricular", "trigger", "slice_thickness", "map_values"),
-    "us_kidney_acquisition_optimization_v1": ("kidney_bottom_depth", "focus", "kidney_grey"),
-    "us_kidney_contact_vs_gain_v1": ("kidney_grey",),
-    "us_kidney_long_axis_search_v1": ("plane_angle",),
 }
 
 
