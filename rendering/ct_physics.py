@@ -24,6 +24,20 @@ NOISE_REF_MAS = 100.0
 NOISE_REF_DW_MM = 300.0
 
 
+# The scouts' display window (width, level) in line-integral units, as the CT console shows them (fixed: the
+# planning page offers no window control for the scouts). The lateral paths are longer: a wider window keeps
+# the abdomen readable.
+SCOUT_DISPLAY_WINDOW: dict[str, tuple[float, float]] = {"ap": (6.0, 3.2), "lateral": (9.0, 4.6)}
+
+
+def scout_display_grey(p: np.ndarray, view: str) -> np.ndarray:
+    """The 8-bit grey a scout pixel shows on the screen: the viewport's linear window/level (VTK's
+    vtkImageMapToWindowLevelColors: (p - (level - width/2)) / width, clipped to 0-255, truncated)."""
+    width, level = SCOUT_DISPLAY_WINDOW[view]
+    g = (np.asarray(p, np.float64) - (level - width / 2.0)) / width * 255.0
+    return np.floor(np.clip(g, 0.0, 255.0))
+
+
 def mu_from_hu(hu: np.ndarray) -> np.ndarray:
     """Linear attenuation (/mm) from HU, clipped at 0 (air)."""
     return np.maximum(0.0, MU_WATER_PER_MM * (1.0 + hu / 1000.0)).astype(np.float32)

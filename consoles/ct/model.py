@@ -348,13 +348,16 @@ class CTModel(ConsoleModelBase):
             self._proj = {v: ct_physics.scout_projection(mu, sp, v) for v in ("ap", "lateral")}
         return self._proj
 
-    def _scout_grid(self, view: str, top: float, bottom: float) -> tuple[np.ndarray, float]:
-        """The noise-free line integrals of one view resampled onto the scout's fixed grid (rows: table z
-        from `top` down, columns: gantry x or couch height), zero (air) where the subject volume is not;
-        nearest voxel (the positions are 0.1 mm draws on a 2 mm grid). Returns (p, u0)."""
+    def scout_grid_indices(self, view: str, top: float, bottom: float
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+        """Which subject voxel row (k) and column (i on the AP view, j on the lateral one) each pixel of a
+        scout over the table window (`top`, `bottom`) shows: rows are table z from `top` down, columns gantry
+        x or couch height; nearest voxel (the positions are 0.1 mm draws on a 2 mm grid). Returns (k, i,
+        rows_inside, cols_inside, u0); pixels outside the subject volume are air. The scout and the
+        visibility figure (scoring.visibility) both map through here, so they show the same anatomy."""
         sx, sy, sz = self.subject.spacing_mm
         ox, oy, oz = self.subject.origin_mm
-        proj = self._projections()[view]  # (nz, n_cols), row 0 at the lowest z
+        nz, ny, nx = self.subject.labels.shape
         d = SCOUT_PIXEL_MM
         zt = top - d * np.arange(int(round((top - bottom) / d)) + 1)
         k = np.rint((self.subject_from_table_z(zt) - oz) / sz).astype(int)
@@ -362,12 +365,20 @@ class CTModel(ConsoleModelBase):
         u = lo + d * np.arange(int(round((hi - lo) / d)) + 1)
         if view == "ap":
             i = np.rint((u - self.lateral_offset_mm - ox) / sx).astype(int)
+            n_cols = nx
         else:  # couch height -> subject y: the back lies pad_mm above the couch top
             i = np.rint((u + self.pad_mm - oy) / sy).astype(int)
-        rows, cols = (k >= 0) & (k < proj.shape[0]), (i >= 0) & (i < proj.shape[1])
-        p = np.zeros((zt.size, u.size), np.float32)
+            n_cols = ny
+        return k, i, (k >= 0) & (k < nz), (i >= 0) & (i < n_cols), float(lo)
+
+    def _scout_grid(self, view: str, top: float, bottom: float) -> tuple[np.ndarray, float]:
+        """The noise-free line integrals of one view resampled onto the scout's fixed grid
+        (scout_grid_indices), zero (air) where the subject volume is not. Returns (p, u0)."""
+        proj = self._projections()[view]  # (nz, n_cols), row 0 at the lowest z
+        k, i, rows, cols, lo = self.scout_grid_indices(view, top, bottom)
+        p = np.zeros((k.size, i.size), np.float32)
         p[np.ix_(rows, cols)] = proj[np.ix_(k[rows], i[cols])]
-        return p, float(lo)
+        return p, lo
 
     def _finish_scout(self, log: bool = True) -> None:
         spacing = self.subject.spacing_mm
