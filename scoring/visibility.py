@@ -28,6 +28,7 @@ BAND_MM = 6.0  # "a few mm" inside and outside the edge, along z
 CAP_MM = 10.0  # columns whose edge lies this close to the organ's extreme define the end
 QUANT_SD_GREY = 1.0 / np.sqrt(12.0)  # an 8-bit display's rounding noise: the floor of the pixel-noise SD
 VIEWS = ("ap", "lateral")
+LANDMARK_HALF_WIDTH_MM = 4.0  # the carina: the crotch of the airways' inverted V, not the bronchi beside it
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Boundary:
     structure: str  # what a radiographer calls it
     organ: str
     end: str  # "top" | "bottom"
+    landmark: str | None = None  # only the columns within LANDMARK_HALF_WIDTH_MM of this oracle landmark
 
 
 _LUNG = (Boundary("lung apex", "lungs", "top"), Boundary("lowest lung point", "lungs", "bottom"))
@@ -46,13 +48,14 @@ _KIDNEY_LOWER = (Boundary("left kidney lower pole", "kidney_left", "bottom"),
                  Boundary("right kidney lower pole", "kidney_right", "bottom"))
 # The anatomy keys of scoring.registry.ct.ANATOMY -> the boundaries that set the answer's range ends. A KUB
 # range runs from the higher upper pole to the bladder's bottom (the lower poles lie inside it); the CCTA range
-# is set by the heart, and its goal names the carina (the trachea's lower end) as the top landmark.
+# is set by the heart, and its goal names the carina (where the tracheal air column forks: the airways' lowest
+# point on the columns through it) as the top landmark.
 CT_BOUNDARIES: dict[str, tuple[Boundary, ...]] = {
     "lungs": _LUNG,
     "liver": (Boundary("liver dome", "liver", "top"), Boundary("liver tip", "liver", "bottom")),
     "kidneys": _KIDNEY_UPPER + _KIDNEY_LOWER,
     "heart": (Boundary("heart top", "heart", "top"), Boundary("heart bottom", "heart", "bottom"),
-              Boundary("carina", "trachea", "bottom")),
+              Boundary("carina", "airways", "bottom", landmark="carina")),
     "kub": _KIDNEY_UPPER + (Boundary("bladder bottom", "bladder", "bottom"),),
 }
 
@@ -115,12 +118,18 @@ def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray, footprint: np.ndarray
     return contrast / sd, contrast, sd, len(used) * pixel_mm
 
 
-def scout_footprint(oracle: Any, organ: str, view: str, index: tuple[np.ndarray, ...], shape: tuple[int, int]
+def scout_footprint(oracle: Any, b: Boundary, view: str, index: tuple[np.ndarray, ...], shape: tuple[int, int]
                     ) -> np.ndarray:
-    """The organ's mask projected along the beam (AP: along y; lateral: along x) onto a scout's pixel grid;
-    `index` = (k, i, rows_inside, cols_inside) as CTModel.scout_grid_indices gives them."""
+    """The boundary's organ mask projected along the beam (AP: along y; lateral: along x) onto a scout's pixel
+    grid, on the columns near its landmark if it names one; `index` = (k, i, rows_inside, cols_inside) as
+    CTModel.scout_grid_indices gives them."""
     k, i, rows, cols = index[:4]
-    fp3 = oracle.organ_mask(organ).any(axis=1 if view == "ap" else 2)  # (nz, n_cols)
+    axis = 0 if view == "ap" else 1  # the column's subject axis: x on the AP scout, y on the lateral one
+    fp3 = oracle.organ_mask(b.organ).any(axis=1 if view == "ap" else 2)  # (nz, n_cols)
+    if b.landmark is not None:
+        rt = oracle.runtime
+        u = rt.origin_mm[axis] + rt.spacing_mm[axis] * np.arange(fp3.shape[1])
+        fp3 = fp3 & (np.abs(u - float(oracle.landmarks[b.landmark][axis])) <= LANDMARK_HALF_WIDTH_MM)[None, :]
     fp = np.zeros(shape, bool)
     fp[np.ix_(rows, cols)] = fp3[np.ix_(k[rows], i[cols])]
     return fp
@@ -134,7 +143,7 @@ def ct_scout_measures(task_id: str, subject: str, seed: int, anatomy: str, oracl
     out: list[Measure] = []
     for view, (grey, grey_clean, index) in scouts.items():
         for b in CT_BOUNDARIES[anatomy]:
-            fp = scout_footprint(oracle, b.organ, view, index, grey.shape)
+            fp = scout_footprint(oracle, b, view, index, grey.shape)
             cnr, con, sd, width = boundary_cnr(grey, grey_clean, fp, b.end, pixel_mm)
             out.append(Measure(task_id, subject, seed, b.structure, view, round(cnr, 2), round(con, 2),
                                round(sd, 2), width))

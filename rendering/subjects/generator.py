@@ -620,6 +620,12 @@ def build_subject(P: SubjectParams):
     # ------------------------------------------------------------------ kidneys (retroperitoneal, before the liver)
     soft_over = [L["fat_visceral"], L["muscle"]]
     kid = {}
+    # perirenal fat (generator 1.5.0, issue 33): the fat inside Gerota's fascia that outlines the kidney on a
+    # radiograph; its thickness grows with body fat, from ~5 mm in the lean to ~20 mm in the obese [G: CT and
+    # ultrasound perirenal fat thickness studies, posterior perirenal fat 0.5-3 cm rising with BMI and visceral
+    # fat]; 8 mm for everyone before. It is painted again after the liver, spleen and gut (below) so they never
+    # touch the capsule: a radiograph's renal outline is this fat against the kidney.
+    pr_fat = float(np.clip(3.0 + 0.4 * P.fat_mm, 5.0, 20.0))
     for side, nm in ((1, "left"), (-1, "right")):
         Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
         # the kidneys follow the diaphragm by about half its excursion (respiratory renal motion)
@@ -638,7 +644,7 @@ def build_subject(P: SubjectParams):
         ck[1] = min(ck[1], float(gk.back_in) - a2 - 6)
         axes = np.array([a0, a1, a2])
         cname, mname, sname = f"kidney_{nm}_cortex", f"kidney_{nm}_medulla", f"kidney_{nm}_sinus"
-        cv.ellipsoid(L["fat_visceral"], ck, axes + 8, Rk, over=[L["muscle"]], track=False)   # perirenal fat
+        cv.ellipsoid(L["fat_visceral"], ck, axes + pr_fat, Rk, over=[L["muscle"]], track=False)   # perirenal fat
         cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over)
         sinus_c = ck + Rk @ np.array([0, 0.5 * a1, 0])
         sinus_ax = np.array([0.55 * a0, 0.55 * a1, 0.48 * a2])
@@ -869,6 +875,12 @@ def build_subject(P: SubjectParams):
                 sb.append([xx + rng.uniform(-6, 6), yy + rng.uniform(-5, 5), zz + layer * 8 + rng.uniform(-5, 5)])
     sb.append(col_pts[0])
     _gut(cv, L["small_bowel"], sb, 12.5, wall=2.5, content=L["small_bowel"], gas_frac=0.15, over=gut_over, step=4.0)
+
+    # perirenal fat again, over the organs painted since the kidneys (the liver, spleen and gut press on it)
+    peri_over = [L[n] for n in ("liver", "spleen", "stomach", "colon", "small_bowel", "bowel_content", "bowel_gas",
+                                "pancreas", "gallbladder")]
+    for kk in kid.values():
+        cv.ellipsoid(L["fat_visceral"], kk["centre"], kk["axes"] + pr_fat, kk["R"], over=peri_over, track=False)
 
     # ------------------------------------------------------------------ frame, oracle geometry
     apex_pt = lm["heart_apex"]
