@@ -12,25 +12,52 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 from scoring import visibility as vis
 
 COHORT_SUBJECTS = [f"s{i:02d}" for i in range(1, 31)]
+
+
+def ct_scout_model(task_id: str, subject: str, seed: int):
+    """The episode's CT console model with both scouts acquired on the card's protocol."""
+    from runner.headless.drive import make_model
+    from scoring.registry.ct import REGISTRY
+    from tasks.card import load_card
+
+    model = make_model(load_card(task_id), subject, seed)
+    if not model.scouts:  # the recovery cards' prior exam has acquired them already
+        model.load_protocol(REGISTRY[task_id].protocol, log=False)
+        model._finish_scout(log=False)
+    return model
+
+
+def save_scout_pngs(task_id: str, subject: str, seed: int, out_dir: Path) -> list[Path]:
+    """Both scouts of an episode as the console windows them, one 8-bit PNG per view (2 mm a pixel)."""
+    from PIL import Image
+
+    from rendering import ct_physics
+
+    model = ct_scout_model(task_id, subject, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for view in vis.VIEWS:
+        grey = ct_physics.scout_display_grey(model.scouts[view].pixels, view).astype(np.uint8)
+        path = out_dir / f"{task_id}_{subject}_seed{seed}_{view}.png"
+        Image.fromarray(grey).save(path)
+        paths.append(path)
+    return paths
 
 
 def ct_episode(task_id: str, subject: str, seed: int) -> list[vis.Measure]:
     """Every answer-defining boundary of one CT episode on both scouts, as the console shows them."""
     from consoles.ct.model import SCOUT_PIXEL_MM
     from rendering import ct_physics
-    from runner.headless.drive import make_model
     from scoring.registry.ct import REGISTRY
     from scoring.subject_oracle import load_oracle
-    from tasks.card import load_card
 
     spec = REGISTRY[task_id]
-    model = make_model(load_card(task_id), subject, seed)
-    if not model.scouts:  # the recovery cards' prior exam has acquired them already
-        model.load_protocol(spec.protocol, log=False)
-        model._finish_scout(log=False)
+    model = ct_scout_model(task_id, subject, seed)
     top, bottom = model.scout_window
     scouts = {}
     for view in vis.VIEWS:
@@ -84,6 +111,11 @@ def cmd_tasks_visibility(args) -> int:
           f"{len(fails)} boundaries under CNR {vis.CNR_BOUND:g} on both scouts")
     for m in sorted(fails, key=lambda m: m.cnr)[:args.show_failures]:
         print(f"  {m.task} {m.structure} {m.subject} seed {m.seed}: best CNR {m.cnr} ({m.view})")
+    if args.png_dir:
+        for t in tasks:
+            for sub in subjects:
+                for k in seeds:
+                    save_scout_pngs(t, sub, k, Path(args.png_dir))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"wall_s": round(wall, 1), "rows": rows,
                                                    "measures": vis.measure_dicts(measures)}, indent=1))
@@ -99,5 +131,6 @@ def add_parser(tsub) -> None:
     sp.add_argument("--seeds", default="0,1,2")
     sp.add_argument("--workers", type=int, default=2)
     sp.add_argument("--json-out", default=None)
+    sp.add_argument("--png-dir", default=None, help="also save every episode's two scouts as displayed (PNG)")
     sp.add_argument("--show-failures", type=int, default=20, help="list this many of the lowest failures")
     sp.set_defaults(fn=cmd_tasks_visibility)

@@ -33,6 +33,7 @@ _LIFT = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 18, 26, 28], float)             
 # vertebral heights incl. disc (mm, reference), C5..L5
 _VH = dict(zip(VERTEBRAE, [16, 16, 16, 20, 21, 21, 22, 22, 23, 23, 24, 25, 26, 27, 28, 32, 33, 34, 34, 33]))
 _T1_TOP_REF = 40.0
+POSTERIOR_GUTTER_MM = 108.0  # posterior costophrenic recess below its dome (the lungs' lowest point 5 mm above)
 #: organs whose painted voxels should survive later primitives (checked by the sanity tests)
 RETENTION_ORGANS = ["lungs", "heart", "lv", "rv", "la", "ra", "aorta", "liver", "spleen", "kidney_left", "kidney_right",
                     "bladder", "stomach", "pancreas", "trachea", "pulmonary_artery", "ivc", "svc", "oesophagus",
@@ -361,12 +362,21 @@ def build_subject(P: SubjectParams):
     b_d = float(gmid.b_in)
     y_dome = float(gmid.yc_in) - 0.1 * b_d
 
+    # The posterior costophrenic recess (generator 1.5.0, issue 33): behind the domes the diaphragm's posterior
+    # insertion (arcuate ligaments, 11th-12th ribs) runs about level from the spine to the lateral wall, so the
+    # recess is a gutter along the back of each hemithorax, POSTERIOR_GUTTER_MM below its own dome (about where
+    # the lungs' lowest point lay before, when two quadratic falls met in a posterolateral spike cut flat by the
+    # paint box); that gutter is what a lateral radiograph shows as the posterior costophrenic angle. It acts
+    # only in the posterior part (yr > 0.45); anteriorly and at the sides the domes keep their shape.
+    gutter_r, gutter_l = zdr - POSTERIOR_GUTTER_MM, zdl - POSTERIOR_GUTTER_MM
+
     def zd(x, y):
         """Diaphragm (upper surface) height at (x, y)."""
         yr = (y - y_dome) / b_d
         fy = np.where(yr > 0, 105 * yr ** 2, 40 * yr ** 2)
-        zr_ = zdr - 75 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
-        zl_ = zdl - 75 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
+        back = 400.0 * np.maximum(0.0, 0.45 - yr)  # the gutter's floor falls away in front of the posterior part
+        zr_ = np.maximum(zdr - 75 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy, gutter_r - back)
+        zl_ = np.maximum(zdl - 75 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy, gutter_l - back)
         return np.maximum(zr_, zl_)
     lm["diaphragm_dome_right"] = np.array([-0.33 * a_d, y_dome, zdr])
     lm["diaphragm_dome_left"] = np.array([0.33 * a_d, y_dome, zdl])
@@ -376,7 +386,7 @@ def build_subject(P: SubjectParams):
     g_ap = body.at(z_apex)
     x_ap = 0.42 * float(g_ap.ai)
     y_ap = y_b(z_apex) - 18
-    z_lung_low = zdr - 120
+    z_lung_low = min(zdr, zdl) - POSTERIOR_GUTTER_MM - 6
 
     def lungfn(side):
         def f(x, y, z):
@@ -798,7 +808,14 @@ def build_subject(P: SubjectParams):
         bl_a = bl_a * np.array([ratio ** -0.5, ratio, ratio ** -0.5])
     bl_y = float(g_bl.front_in) + 12 + bl_a[1]
     bl_c = np.array([0, bl_y, bl_z])
-    cv.ellipsoid(L["bladder"], bl_c, bl_a, over=[L["fat_visceral"], L["muscle"]])
+    # a filled bladder's base is flat (the trigone on the pelvic floor), its dome round (generator 1.5.0, issue 33;
+    # an ellipsoid before): the lower half is a superellipsoid (|dz/az|^6), so the base meets the perivesical fat
+    # over its width, as the bladder outline shows on a radiograph; its lowest point stays where it was
+    def bladder_fn(x, y, z):
+        dz = (z - bl_c[2]) / bl_a[2]
+        return (((x - bl_c[0]) / bl_a[0]) ** 2 + ((y - bl_c[1]) / bl_a[1]) ** 2
+                + np.where(dz < 0, np.abs(dz) ** 6, dz * dz)) <= 1
+    cv.paint(L["bladder"], bl_c - bl_a - 2, bl_c + bl_a + 2, bladder_fn, over=[L["fat_visceral"], L["muscle"]])
     kb, jb, ib = np.nonzero(cv.labels == L["bladder"])
     pb = np.stack([cv.xs[ib], cv.ys[jb], cv.zs[kb]], axis=1).astype(float)
     lm["bladder_centre"] = pb[int(np.argmin(np.linalg.norm(pb - bl_c, axis=1)))]
