@@ -33,6 +33,7 @@ _LIFT = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 18, 26, 28], float)             
 # vertebral heights incl. disc (mm, reference), C5..L5
 _VH = dict(zip(VERTEBRAE, [16, 16, 16, 20, 21, 21, 22, 22, 23, 23, 24, 25, 26, 27, 28, 32, 33, 34, 34, 33]))
 _T1_TOP_REF = 40.0
+PERIRENAL = L["adrenal"]  # placeholder label of the perirenal space while the abdomen is painted (never shipped)
 POSTERIOR_GUTTER_MM = 108.0  # posterior costophrenic recess below its dome (the lungs' lowest point 5 mm above)
 #: organs whose painted voxels should survive later primitives (checked by the sanity tests)
 RETENTION_ORGANS = ["lungs", "heart", "lv", "rv", "la", "ra", "aorta", "liver", "spleen", "kidney_left", "kidney_right",
@@ -633,8 +634,9 @@ def build_subject(P: SubjectParams):
     # perirenal fat (generator 1.5.0, issue 33): the fat inside Gerota's fascia that outlines the kidney on a
     # radiograph; its thickness grows with body fat, from ~5 mm in the lean to ~20 mm in the obese [G: CT and
     # ultrasound perirenal fat thickness studies, posterior perirenal fat 0.5-3 cm rising with BMI and visceral
-    # fat]; 8 mm for everyone before. It is painted again after the liver, spleen and gut (below) so they never
-    # touch the capsule: a radiograph's renal outline is this fat against the kidney.
+    # fat]; 8 mm for everyone before. Until the abdomen is finished the space is held by a placeholder label that
+    # the liver, spleen and gut (painted over visceral fat only) cannot take, so they never touch the capsule and
+    # the fat outlines the kidney on a radiograph; then it becomes visceral fat.
     pr_fat = float(np.clip(3.0 + 0.4 * P.fat_mm, 5.0, 20.0))
     for side, nm in ((1, "left"), (-1, "right")):
         Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
@@ -654,8 +656,8 @@ def build_subject(P: SubjectParams):
         ck[1] = min(ck[1], float(gk.back_in) - a2 - 6)
         axes = np.array([a0, a1, a2])
         cname, mname, sname = f"kidney_{nm}_cortex", f"kidney_{nm}_medulla", f"kidney_{nm}_sinus"
-        cv.ellipsoid(L["fat_visceral"], ck, axes + pr_fat, Rk, over=[L["muscle"]], track=False)   # perirenal fat
-        cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over)
+        cv.ellipsoid(PERIRENAL, ck, axes + pr_fat, Rk, over=[L["muscle"], L["fat_visceral"]], track=False)
+        cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over + [PERIRENAL])
         sinus_c = ck + Rk @ np.array([0, 0.5 * a1, 0])
         sinus_ax = np.array([0.55 * a0, 0.55 * a1, 0.48 * a2])
 
@@ -862,7 +864,8 @@ def build_subject(P: SubjectParams):
         pts = [start, [sg * 44, y_b(zmid["L3"]) - 8, zmid["L3"]], [sg * 42, y_b(zmid["L5"]) - 22, zmid["L5"]],
                [sg * 50, y_b(z_s1) - 38, z_s1 - 24 * sz], [sg * 52, bl_c[1] + 28, bl_c[2] + 6],
                [sg * 22, bl_c[1] + bl_a[1] - 6, bl_c[2] - 8]]
-        cv.tube(L[f"ureter_{nm}"], pts, 3.0, step=2.0, over=[L["fat_visceral"], L["muscle"], L[f"kidney_{nm}_sinus"]])
+        cv.tube(L[f"ureter_{nm}"], pts, 3.0, step=2.0, over=[L["fat_visceral"], L["muscle"], L[f"kidney_{nm}_sinus"],
+                                                              PERIRENAL])
         lm[f"ureter_{nm}_start"] = np.asarray(start)
     # colon frame
     g_c = body.at(zmid["L3"])
@@ -893,11 +896,8 @@ def build_subject(P: SubjectParams):
     sb.append(col_pts[0])
     _gut(cv, L["small_bowel"], sb, 12.5, wall=2.5, content=L["small_bowel"], gas_frac=0.15, over=gut_over, step=4.0)
 
-    # perirenal fat again, over the organs painted since the kidneys (the liver, spleen and gut press on it)
-    peri_over = [L[n] for n in ("liver", "spleen", "stomach", "colon", "small_bowel", "bowel_content", "bowel_gas",
-                                "pancreas", "gallbladder")]
-    for kk in kid.values():
-        cv.ellipsoid(L["fat_visceral"], kk["centre"], kk["axes"] + pr_fat, kk["R"], over=peri_over, track=False)
+    # the perirenal space held by its placeholder so far (see the kidneys) becomes fat
+    cv.labels[cv.labels == PERIRENAL] = L["fat_visceral"]
 
     # ------------------------------------------------------------------ frame, oracle geometry
     apex_pt = lm["heart_apex"]
