@@ -145,8 +145,8 @@ def ct_scout_measures(task_id: str, subject: str, seed: int, anatomy: str, oracl
         for b in CT_BOUNDARIES[anatomy]:
             fp = scout_footprint(oracle, b, view, index, grey.shape)
             cnr, con, sd, width = boundary_cnr(grey, grey_clean, fp, b.end, pixel_mm)
-            out.append(Measure(task_id, subject, seed, b.structure, view, round(cnr, 2), round(con, 2),
-                               round(sd, 2), width))
+            out.append(Measure(task_id, subject, int(seed), b.structure, view, round(float(cnr), 2),
+                               round(float(con), 2), round(float(sd), 2), float(width)))
     return out
 
 
@@ -183,7 +183,7 @@ def table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
                      "ap_median": round(statistics.median(per_view.get((task, structure, "ap"), [0.0])), 2),
                      "lateral_median": round(statistics.median(per_view.get((task, structure, "lateral"), [0.0])), 2),
                      "worst": f"{worst.subject} seed {worst.seed} ({worst.view})",
-                     "meet": sum(m.cnr >= CNR_BOUND for m in ms)})
+                     "meet": int(sum(m.cnr >= CNR_BOUND for m in ms))})
     return rows
 
 
