@@ -635,8 +635,9 @@ def build_subject(P: SubjectParams):
     # radiograph; its thickness grows with body fat, from ~5 mm in the lean to ~20 mm in the obese [G: CT and
     # ultrasound perirenal fat thickness studies, posterior perirenal fat 0.5-3 cm rising with BMI and visceral
     # fat]; 8 mm for everyone before. Until the abdomen is finished the space is held by a placeholder label that
-    # the liver, spleen and gut (painted over visceral fat only) cannot take, so they never touch the capsule and
-    # the fat outlines the kidney on a radiograph; then it becomes visceral fat.
+    # the liver and gut (painted over visceral fat only) cannot take, so they never touch the capsule and the fat
+    # outlines the kidney on a radiograph; then it becomes visceral fat. The spleen may take it (it lies on the
+    # left kidney's upper pole and would lose up to 60 % of its volume to the space otherwise).
     pr_fat = float(np.clip(3.0 + 0.4 * P.fat_mm, 5.0, 20.0))
     for side, nm in ((1, "left"), (-1, "right")):
         Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
@@ -757,7 +758,7 @@ def build_subject(P: SubjectParams):
     bb = np.abs(sp_R) @ sp_a + 4
     cv.paint(L["spleen"], sp_c - bb, sp_c + bb,
              lambda x, y, z: (ellipsoid_k(x, y, z, sp_c, sp_a, sp_R) <= 1) & (z <= zd(x, y) - 1),
-             over=[L["fat_visceral"], L["muscle"]], notover=abd_block + [L["rib"]])
+             over=[L["fat_visceral"], L["muscle"], PERIRENAL], notover=abd_block + [L["rib"]])
     lm["spleen_centre"] = sp_c
 
     # ------------------------------------------------------------------ stomach, pancreas
