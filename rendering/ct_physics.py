@@ -18,10 +18,35 @@ from rendering.geometry import helical_duration_s
 MU_WATER_PER_MM = 0.0192
 NCTDIW_120KV_MGY_PER_MAS = 0.07
 K_FACTOR_MSV_PER_MGYCM = {"head": 0.0021, "neck": 0.0059, "chest": 0.014, "abdomen": 0.015, "pelvis": 0.015}
-SCOUT_I0 = 2.0e4  # detected photons per scout pixel in air
+# Detected photons per 2 mm scout pixel behind the couch, in air (generator 1.5.0, issue 33; 2.0e4 before, about
+# 200x too few: the scouts were far noisier than a topogram). Derived, each figure [G] unless marked:
+# - a topogram's technique: 120 kV, 35 mA (a common vendor default; 10-50 mA across vendors), a single narrow
+#   detector row (~0.6 mm at the isocentre) swept at ~100 mm/s: each point is in the beam ~6 ms, 0.21 mAs;
+# - free-in-air kerma at the isocentre ~0.2 mGy/mAs at 120 kV (of the order of the CTDI per mAs in
+#   reference/physics.md, 0.10 mGy/mAs in the phantom); photons per air kerma at the beam's ~60 keV mean energy:
+#   1 / (E (mu_en/rho)_air) = 1 / (9.6e-15 J x 3.04 cm^2/kg) = 3.4e4 photons/mm^2/uGy (NIST mu_en/rho of air);
+#   so 0.21 mAs x 200 uGy/mAs x 3.4e4 / mm^2 x 4 mm^2 = 5.7e6 photons through a 2 x 2 mm pixel (the entrance
+#   air kerma this implies, ~0.05-0.1 mGy, is the order published for CT localizer radiographs);
+# - x 0.9 detector efficiency x 0.83 for the couch (~1 cm water equivalent: Br J Radiol 75:140, 2002)
+#   = 4.3e6; half of it is used (the bowtie filter thins the beam off-centre; the estimate's margin), 2e6.
+SCOUT_I0 = 2.0e6
 NOISE_REF_HU = 11.0  # sigma at 100 effective mAs, 120 kV, 300 mm water-equivalent diameter
 NOISE_REF_MAS = 100.0
 NOISE_REF_DW_MM = 300.0
+
+
+# The scouts' display window (width, level) in line-integral units, as the CT console shows them (fixed: the
+# planning page offers no window control for the scouts). The lateral paths are longer: a wider window keeps
+# the abdomen readable.
+SCOUT_DISPLAY_WINDOW: dict[str, tuple[float, float]] = {"ap": (6.0, 3.2), "lateral": (9.0, 4.6)}
+
+
+def scout_display_grey(p: np.ndarray, view: str) -> np.ndarray:
+    """The 8-bit grey a scout pixel shows on the screen: the viewport's linear window/level (VTK's
+    vtkImageMapToWindowLevelColors: (p - (level - width/2)) / width, clipped to 0-255, truncated)."""
+    width, level = SCOUT_DISPLAY_WINDOW[view]
+    g = (np.asarray(p, np.float64) - (level - width / 2.0)) / width * 255.0
+    return np.floor(np.clip(g, 0.0, 255.0))
 
 
 def mu_from_hu(hu: np.ndarray) -> np.ndarray:

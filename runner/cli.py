@@ -253,10 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
     from runner.cli_checks import add_parser as add_checks_parser
     from runner.cli_medians import add_parser as add_medians_parser
     from runner.cli_spread import add_parser as add_spread_parser
+    from runner.visibility import add_parser as add_visibility_parser
 
     add_spread_parser(tsub)
     add_medians_parser(tsub)
     add_checks_parser(tsub)
+    add_visibility_parser(tsub)
 
     b = sub.add_parser("bench", help="step overhead and reset time on this machine")
     b.add_argument("--json", action="store_true")

@@ -45,6 +45,12 @@ NOMINAL_TABLE_HEIGHT = 160.0
 SCOUT_GANTRY_X_MM = (-260.0, 260.0)  # AP scout columns: gantry x (patient right on the left of the screen)
 SCOUT_COUCH_Y_MM = (-440.0, 30.0)  # lateral scout columns: height against the couch top (anterior first)
 SCOUT_PIXEL_MM = 2.0
+# The skeleton, which the breath-hold never moves (issue 33): on the scouts it stays where the rigid table frame
+# puts it while the diaphragm and the organs under it move (rendering.geometry.TableFrame's warp). Where a bone
+# moves out of the breathing rows, soft tissue of this HU (muscle-like, reference/physics.md) takes its place.
+BONE_LABELS = frozenset({"rib", "costal_cartilage", "sternum", "clavicle", "pelvis", "sacrum", "femur", "bone_other",
+                         "intervertebral_disc", "spinal_cord"})
+BONE_DISPLACES_HU = 40.0
 DW_REFERENCE_MM = 300.0  # size-specific dose limits are stated for this water-equivalent diameter
 ISO_HEIGHT_MM = 270.0  # isocentre above the lowest table position: y_iso = H - 270
 # Scheduler priorities: which of the scanner's events runs first when two fall on one instant.
@@ -343,31 +349,69 @@ class CTModel(ConsoleModelBase):
         if getattr(self, "_proj", None) is None:
             # per label, then looked up: one float32 volume (4 bytes a voxel, not kept) instead of the
             # three temporaries of converting a HU volume; mu_from_hu is elementwise, so the values match
-            mu = ct_physics.mu_from_hu(self._hu_lut)[self.subject.labels]
+            mu_lut = ct_physics.mu_from_hu(self._hu_lut)
+            mu = mu_lut[self.subject.labels]
             sp = self.subject.spacing_mm
             self._proj = {v: ct_physics.scout_projection(mu, sp, v) for v in ("ap", "lateral")}
+            if self.breath_hold_mm:
+                # breathing moves organs, not bones (issue 33): the skeleton's own share of the line integrals
+                # (bone less the soft tissue it displaces), imaged at its rigid place (_scout_grid)
+                del mu
+                bone = self._bone_label_mask()
+                rel = np.where(bone, mu_lut - np.float32(ct_physics.mu_from_hu(
+                    np.asarray([BONE_DISPLACES_HU], np.float32))[0]), np.float32(0.0))[self.subject.labels]
+                self._proj.update({f"{v}_bone": ct_physics.scout_projection(rel, sp, v) for v in ("ap", "lateral")})
         return self._proj
 
-    def _scout_grid(self, view: str, top: float, bottom: float) -> tuple[np.ndarray, float]:
-        """The noise-free line integrals of one view resampled onto the scout's fixed grid (rows: table z
-        from `top` down, columns: gantry x or couch height), zero (air) where the subject volume is not;
-        nearest voxel (the positions are 0.1 mm draws on a 2 mm grid). Returns (p, u0)."""
+    def _bone_label_mask(self) -> np.ndarray:
+        """bool per label value: the skeleton (BONE_LABELS and every vertebra), which breathing never moves."""
+        m = np.zeros(self._hu_lut.shape[0], bool)
+        for value, name in self.subject.tissues.label_names.items():
+            if 0 <= int(value) < m.size and (name in BONE_LABELS or name.startswith("vertebra_")):
+                m[int(value)] = True
+        return m
+
+    def scout_grid_indices(self, view: str, top: float, bottom: float, rigid: bool = False
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+        """Which subject voxel row (k) and column (i on the AP view, j on the lateral one) each pixel of a
+        scout over the table window (`top`, `bottom`) shows: rows are table z from `top` down, columns gantry
+        x or couch height; nearest voxel (the positions are 0.1 mm draws on a 2 mm grid). Returns (k, i,
+        rows_inside, cols_inside, u0); pixels outside the subject volume are air. The scout and the
+        visibility figure (scoring.visibility) both map through here, so they show the same anatomy.
+        `rigid`: the rows of the skeleton, which the breath-hold does not move (no breath-hold warp)."""
         sx, sy, sz = self.subject.spacing_mm
         ox, oy, oz = self.subject.origin_mm
-        proj = self._projections()[view]  # (nz, n_cols), row 0 at the lowest z
+        nz, ny, nx = self.subject.labels.shape
         d = SCOUT_PIXEL_MM
         zt = top - d * np.arange(int(round((top - bottom) / d)) + 1)
-        k = np.rint((self.subject_from_table_z(zt) - oz) / sz).astype(int)
+        z_subject = (zt + self.frame.laser_z_subject_mm - self.frame.patient_shift_mm) if rigid \
+            else self.subject_from_table_z(zt)
+        k = np.rint((z_subject - oz) / sz).astype(int)
         lo, hi = SCOUT_GANTRY_X_MM if view == "ap" else SCOUT_COUCH_Y_MM
         u = lo + d * np.arange(int(round((hi - lo) / d)) + 1)
         if view == "ap":
             i = np.rint((u - self.lateral_offset_mm - ox) / sx).astype(int)
+            n_cols = nx
         else:  # couch height -> subject y: the back lies pad_mm above the couch top
             i = np.rint((u + self.pad_mm - oy) / sy).astype(int)
-        rows, cols = (k >= 0) & (k < proj.shape[0]), (i >= 0) & (i < proj.shape[1])
-        p = np.zeros((zt.size, u.size), np.float32)
+            n_cols = ny
+        return k, i, (k >= 0) & (k < nz), (i >= 0) & (i < n_cols), float(lo)
+
+    def _scout_grid(self, view: str, top: float, bottom: float) -> tuple[np.ndarray, float]:
+        """The noise-free line integrals of one view resampled onto the scout's fixed grid
+        (scout_grid_indices), zero (air) where the subject volume is not. Returns (p, u0)."""
+        projections = self._projections()
+        proj = projections[view]  # (nz, n_cols), row 0 at the lowest z
+        k, i, rows, cols, lo = self.scout_grid_indices(view, top, bottom)
+        p = np.zeros((k.size, i.size), np.float32)
         p[np.ix_(rows, cols)] = proj[np.ix_(k[rows], i[cols])]
-        return p, float(lo)
+        if self.breath_hold_mm:  # the skeleton out of the breathing rows, back in at its rigid rows
+            bone = projections[f"{view}_bone"]
+            p[np.ix_(rows, cols)] -= bone[np.ix_(k[rows], i[cols])]
+            kr, _, rows_r, _, _ = self.scout_grid_indices(view, top, bottom, rigid=True)
+            p[np.ix_(rows_r, cols)] += bone[np.ix_(kr[rows_r], i[cols])]
+            np.maximum(p, 0.0, out=p)
+        return p, lo
 
     def _finish_scout(self, log: bool = True) -> None:
         spacing = self.subject.spacing_mm

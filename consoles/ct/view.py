@@ -13,6 +13,7 @@ from consoles.common.widgets import button, group
 from consoles.ct.bolus import CAN_START, CONTRAST, MONITOR_TIMEOUT_S, SETUP_EDITABLE
 from consoles.ct.model import CAN_SCAN, CAN_SCOUT, PLAN_EDITABLE, CTModel
 from consoles.ct.protocols import get_protocol
+from rendering import ct_physics
 
 WL_PRESETS = (("Lung", 1500, -600), ("Mediast.", 400, 40), ("Abdomen", 350, 50), ("Bone", 2000, 400))
 
@@ -211,8 +212,8 @@ class CTConsoleView(ConsoleViewBase):
         pl.addWidget(self.scout_lat, 2)
         self.scout_ap.mouse_callback = self._on_ap_mouse
         self.scout_lat.mouse_callback = self._on_lat_mouse
-        self.scout_ap.set_window_level(6.0, 3.2)
-        self.scout_lat.set_window_level(9.0, 4.6)  # longer lateral paths: a wider window keeps the abdomen readable
+        self.scout_ap.set_window_level(*ct_physics.SCOUT_DISPLAY_WINDOW["ap"])
+        self.scout_lat.set_window_level(*ct_physics.SCOUT_DISPLAY_WINDOW["lateral"])
         self.pages.addWidget(plan)
 
         review = QtWidgets.QWidget()

@@ -33,6 +33,8 @@ _LIFT = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 18, 26, 28], float)             
 # vertebral heights incl. disc (mm, reference), C5..L5
 _VH = dict(zip(VERTEBRAE, [16, 16, 16, 20, 21, 21, 22, 22, 23, 23, 24, 25, 26, 27, 28, 32, 33, 34, 34, 33]))
 _T1_TOP_REF = 40.0
+PERIRENAL = L["adrenal"]  # placeholder label of the perirenal space while the abdomen is painted (never shipped)
+POSTERIOR_GUTTER_MM = 108.0  # posterior costophrenic recess below its dome (the lungs' lowest point 5 mm above)
 #: organs whose painted voxels should survive later primitives (checked by the sanity tests)
 RETENTION_ORGANS = ["lungs", "heart", "lv", "rv", "la", "ra", "aorta", "liver", "spleen", "kidney_left", "kidney_right",
                     "bladder", "stomach", "pancreas", "trachea", "pulmonary_artery", "ivc", "svc", "oesophagus",
@@ -361,12 +363,21 @@ def build_subject(P: SubjectParams):
     b_d = float(gmid.b_in)
     y_dome = float(gmid.yc_in) - 0.1 * b_d
 
+    # The posterior costophrenic recess (generator 1.5.0, issue 33): behind the domes the diaphragm's posterior
+    # insertion (arcuate ligaments, 11th-12th ribs) runs about level from the spine to the lateral wall, so the
+    # recess is a gutter along the back of each hemithorax, POSTERIOR_GUTTER_MM below its own dome (about where
+    # the lungs' lowest point lay before, when two quadratic falls met in a posterolateral spike cut flat by the
+    # paint box); that gutter is what a lateral radiograph shows as the posterior costophrenic angle. It acts
+    # only in the posterior part (yr > 0.45); anteriorly and at the sides the domes keep their shape.
+    gutter_r, gutter_l = zdr - POSTERIOR_GUTTER_MM, zdl - POSTERIOR_GUTTER_MM
+
     def zd(x, y):
         """Diaphragm (upper surface) height at (x, y)."""
         yr = (y - y_dome) / b_d
         fy = np.where(yr > 0, 105 * yr ** 2, 40 * yr ** 2)
-        zr_ = zdr - 75 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
-        zl_ = zdl - 75 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy
+        back = 400.0 * np.maximum(0.0, 0.45 - yr)  # the gutter's floor falls away in front of the posterior part
+        zr_ = np.maximum(zdr - 75 * ((x + 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy, gutter_r - back)
+        zl_ = np.maximum(zdl - 75 * ((x - 0.33 * a_d) / (0.66 * a_d)) ** 2 - fy, gutter_l - back)
         return np.maximum(zr_, zl_)
     lm["diaphragm_dome_right"] = np.array([-0.33 * a_d, y_dome, zdr])
     lm["diaphragm_dome_left"] = np.array([0.33 * a_d, y_dome, zdl])
@@ -376,7 +387,7 @@ def build_subject(P: SubjectParams):
     g_ap = body.at(z_apex)
     x_ap = 0.42 * float(g_ap.ai)
     y_ap = y_b(z_apex) - 18
-    z_lung_low = zdr - 120
+    z_lung_low = min(zdr, zdl) - POSTERIOR_GUTTER_MM - 6
 
     def lungfn(side):
         def f(x, y, z):
@@ -620,6 +631,14 @@ def build_subject(P: SubjectParams):
     # ------------------------------------------------------------------ kidneys (retroperitoneal, before the liver)
     soft_over = [L["fat_visceral"], L["muscle"]]
     kid = {}
+    # perirenal fat (generator 1.5.0, issue 33): the fat inside Gerota's fascia that outlines the kidney on a
+    # radiograph; its thickness grows with body fat, from ~5 mm in the lean to ~20 mm in the obese [G: CT and
+    # ultrasound perirenal fat thickness studies, posterior perirenal fat 0.5-3 cm rising with BMI and visceral
+    # fat]; 8 mm for everyone before. Until the abdomen is finished the space is held by a placeholder label that
+    # the liver and gut (painted over visceral fat only) cannot take, so they never touch the capsule and the fat
+    # outlines the kidney on a radiograph; then it becomes visceral fat. The spleen may take it (it lies on the
+    # left kidney's upper pole and would lose up to 60 % of its volume to the space otherwise).
+    pr_fat = float(np.clip(3.0 + 0.4 * P.fat_mm, 5.0, 20.0))
     for side, nm in ((1, "left"), (-1, "right")):
         Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
         # the kidneys follow the diaphragm by about half its excursion (respiratory renal motion)
@@ -638,8 +657,8 @@ def build_subject(P: SubjectParams):
         ck[1] = min(ck[1], float(gk.back_in) - a2 - 6)
         axes = np.array([a0, a1, a2])
         cname, mname, sname = f"kidney_{nm}_cortex", f"kidney_{nm}_medulla", f"kidney_{nm}_sinus"
-        cv.ellipsoid(L["fat_visceral"], ck, axes + 8, Rk, over=[L["muscle"]], track=False)   # perirenal fat
-        cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over)
+        cv.ellipsoid(PERIRENAL, ck, axes + pr_fat, Rk, over=[L["muscle"], L["fat_visceral"]], track=False)
+        cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over + [PERIRENAL])
         sinus_c = ck + Rk @ np.array([0, 0.5 * a1, 0])
         sinus_ax = np.array([0.55 * a0, 0.55 * a1, 0.48 * a2])
 
@@ -739,7 +758,7 @@ def build_subject(P: SubjectParams):
     bb = np.abs(sp_R) @ sp_a + 4
     cv.paint(L["spleen"], sp_c - bb, sp_c + bb,
              lambda x, y, z: (ellipsoid_k(x, y, z, sp_c, sp_a, sp_R) <= 1) & (z <= zd(x, y) - 1),
-             over=[L["fat_visceral"], L["muscle"]], notover=abd_block + [L["rib"]])
+             over=[L["fat_visceral"], L["muscle"], PERIRENAL], notover=abd_block + [L["rib"]])
     lm["spleen_centre"] = sp_c
 
     # ------------------------------------------------------------------ stomach, pancreas
@@ -792,7 +811,14 @@ def build_subject(P: SubjectParams):
         bl_a = bl_a * np.array([ratio ** -0.5, ratio, ratio ** -0.5])
     bl_y = float(g_bl.front_in) + 12 + bl_a[1]
     bl_c = np.array([0, bl_y, bl_z])
-    cv.ellipsoid(L["bladder"], bl_c, bl_a, over=[L["fat_visceral"], L["muscle"]])
+    # a filled bladder's base is flat (the trigone on the pelvic floor), its dome round (generator 1.5.0, issue 33;
+    # an ellipsoid before): the lower half is a superellipsoid (|dz/az|^6), so the base meets the perivesical fat
+    # over its width, as the bladder outline shows on a radiograph; its lowest point stays where it was
+    def bladder_fn(x, y, z):
+        dz = (z - bl_c[2]) / bl_a[2]
+        return (((x - bl_c[0]) / bl_a[0]) ** 2 + ((y - bl_c[1]) / bl_a[1]) ** 2
+                + np.where(dz < 0, np.abs(dz) ** 6, dz * dz)) <= 1
+    cv.paint(L["bladder"], bl_c - bl_a - 2, bl_c + bl_a + 2, bladder_fn, over=[L["fat_visceral"], L["muscle"]])
     kb, jb, ib = np.nonzero(cv.labels == L["bladder"])
     pb = np.stack([cv.xs[ib], cv.ys[jb], cv.zs[kb]], axis=1).astype(float)
     lm["bladder_centre"] = pb[int(np.argmin(np.linalg.norm(pb - bl_c, axis=1)))]
@@ -839,7 +865,8 @@ def build_subject(P: SubjectParams):
         pts = [start, [sg * 44, y_b(zmid["L3"]) - 8, zmid["L3"]], [sg * 42, y_b(zmid["L5"]) - 22, zmid["L5"]],
                [sg * 50, y_b(z_s1) - 38, z_s1 - 24 * sz], [sg * 52, bl_c[1] + 28, bl_c[2] + 6],
                [sg * 22, bl_c[1] + bl_a[1] - 6, bl_c[2] - 8]]
-        cv.tube(L[f"ureter_{nm}"], pts, 3.0, step=2.0, over=[L["fat_visceral"], L["muscle"], L[f"kidney_{nm}_sinus"]])
+        cv.tube(L[f"ureter_{nm}"], pts, 3.0, step=2.0, over=[L["fat_visceral"], L["muscle"], L[f"kidney_{nm}_sinus"],
+                                                              PERIRENAL])
         lm[f"ureter_{nm}_start"] = np.asarray(start)
     # colon frame
     g_c = body.at(zmid["L3"])
@@ -869,6 +896,9 @@ def build_subject(P: SubjectParams):
                 sb.append([xx + rng.uniform(-6, 6), yy + rng.uniform(-5, 5), zz + layer * 8 + rng.uniform(-5, 5)])
     sb.append(col_pts[0])
     _gut(cv, L["small_bowel"], sb, 12.5, wall=2.5, content=L["small_bowel"], gas_frac=0.15, over=gut_over, step=4.0)
+
+    # the perirenal space held by its placeholder so far (see the kidneys) becomes fat
+    cv.labels[cv.labels == PERIRENAL] = L["fat_visceral"]
 
     # ------------------------------------------------------------------ frame, oracle geometry
     apex_pt = lm["heart_apex"]

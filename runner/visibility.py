@@ -1,0 +1,136 @@
+"""`medimageos tasks visibility`: the visibility figure (scoring.visibility) over cards x subjects x seeds.
+
+CT: each episode's console model (the same CTModel the console runs, built as the headless driver builds it)
+acquires the card protocol's scouts; they are windowed as the console shows them and handed with the subject
+oracle to scoring.visibility, which measures every answer-defining boundary's CNR.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from scoring import visibility as vis
+
+COHORT_SUBJECTS = [f"s{i:02d}" for i in range(1, 31)]
+
+
+def ct_scout_model(task_id: str, subject: str, seed: int):
+    """The episode's CT console model with both scouts acquired on the card's protocol."""
+    from runner.headless.drive import make_model
+    from scoring.registry.ct import REGISTRY
+    from tasks.card import load_card
+
+    model = make_model(load_card(task_id), subject, seed)
+    if not model.scouts:  # the recovery cards' prior exam has acquired them already
+        model.load_protocol(REGISTRY[task_id].protocol, log=False)
+        model._finish_scout(log=False)
+    return model
+
+
+def save_scout_pngs(task_id: str, subject: str, seed: int, out_dir: Path) -> list[Path]:
+    """Both scouts of an episode as the console windows them, one 8-bit PNG per view (2 mm a pixel)."""
+    from PIL import Image
+
+    from rendering import ct_physics
+
+    model = ct_scout_model(task_id, subject, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for view in vis.VIEWS:
+        grey = ct_physics.scout_display_grey(model.scouts[view].pixels, view).astype(np.uint8)
+        path = out_dir / f"{task_id}_{subject}_seed{seed}_{view}.png"
+        Image.fromarray(grey).save(path)
+        paths.append(path)
+    return paths
+
+
+def ct_episode(task_id: str, subject: str, seed: int) -> list[vis.Measure]:
+    """Every answer-defining boundary of one CT episode on both scouts, as the console shows them."""
+    from consoles.ct.model import SCOUT_PIXEL_MM
+    from rendering import ct_physics
+    from scoring.registry.ct import REGISTRY
+    from scoring.subject_oracle import load_oracle
+
+    spec = REGISTRY[task_id]
+    model = ct_scout_model(task_id, subject, seed)
+    top, bottom = model.scout_window
+    scouts = {}
+    for view in vis.VIEWS:
+        clean, _ = model._scout_grid(view, top, bottom)
+        scouts[view] = (ct_physics.scout_display_grey(model.scouts[view].pixels, view),
+                        ct_physics.scout_display_grey(clean, view),
+                        model.scout_grid_indices(view, top, bottom))
+    return vis.ct_scout_measures(task_id, subject, seed, spec.anatomy, load_oracle(subject), scouts,
+                                 SCOUT_PIXEL_MM)
+
+
+def ct_cards(spec: str) -> list[str]:
+    """The L2+ CT cards a --tasks value names (every one for 'all' or 'ct')."""
+    from tasks.card import select_cards
+
+    return [c.id for c in select_cards(spec) if c.modality == "ct" and c.level >= 2]
+
+
+def _subject_job(args: tuple[list[str], str, list[int]]) -> list[vis.Measure]:
+    from rendering import memo
+
+    tasks, subject, seeds = args
+    with memo.enabled():
+        return [m for t in tasks for s in seeds for m in ct_episode(t, subject, s)]
+
+
+def run(tasks: list[str], subjects: list[str], seeds: list[int], workers: int = 2) -> list[vis.Measure]:
+    """All measures, one job per subject (its oracle and projections loaded once)."""
+    jobs = [(tasks, s, seeds) for s in subjects]
+    if workers <= 1:
+        return [m for j in jobs for m in _subject_job(j)]
+    with ProcessPoolExecutor(workers) as ex:
+        return [m for ms in ex.map(_subject_job, jobs) for m in ms]
+
+
+def cmd_tasks_visibility(args) -> int:
+    """Print the table (min / median CNR per card and structure); exit 1 when a boundary misses the bound."""
+    tasks = ct_cards(args.tasks)
+    if not tasks:
+        print(f"no L2+ CT cards in {args.tasks!r}: the visibility figure covers CT cards so far", file=sys.stderr)
+        return 2
+    subjects = [s.strip() for s in args.subjects.split(",")] if args.subjects else COHORT_SUBJECTS
+    seeds = [int(s) for s in args.seeds.split(",")]
+    t0 = time.perf_counter()
+    measures = run(tasks, subjects, seeds, args.workers)
+    wall = time.perf_counter() - t0
+    rows = vis.table_rows(measures)
+    print(vis.format_table(rows))
+    fails = vis.failures(measures)
+    print(f"\n{len(tasks)} cards x {len(subjects)} subjects x {len(seeds)} seeds in {wall:.0f} s; "
+          f"{len(fails)} boundaries under CNR {vis.CNR_BOUND:g} on both scouts")
+    for m in sorted(fails, key=lambda m: m.cnr)[:args.show_failures]:
+        print(f"  {m.task} {m.structure} {m.subject} seed {m.seed}: best CNR {m.cnr} ({m.view})")
+    if args.png_dir:
+        for t in tasks:
+            for sub in subjects:
+                for k in seeds:
+                    save_scout_pngs(t, sub, k, Path(args.png_dir))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"wall_s": round(wall, 1), "rows": rows,
+                                                   "measures": vis.measure_dicts(measures)}, indent=1))
+    return 1 if fails else 0
+
+
+def add_parser(tsub) -> None:
+    """Register `tasks visibility` under the `tasks` command."""
+    sp = tsub.add_parser("visibility", help="CNR of every answer-defining boundary on the images the agent "
+                         "plans on (CT scouts), per card and structure")
+    sp.add_argument("--tasks", default="ct", help="ids (comma-separated), a modality or all (CT cards are measured)")
+    sp.add_argument("--subjects", default=None, help="comma-separated ids; default s01..s30")
+    sp.add_argument("--seeds", default="0,1,2")
+    sp.add_argument("--workers", type=int, default=2)
+    sp.add_argument("--json-out", default=None)
+    sp.add_argument("--png-dir", default=None, help="also save every episode's two scouts as displayed (PNG)")
+    sp.add_argument("--show-failures", type=int, default=20, help="list this many of the lowest failures")
+    sp.set_defaults(fn=cmd_tasks_visibility)
