@@ -184,6 +184,16 @@ def diagnostic(kind: str, checks: dict[str, bool]) -> bool:
     return bool(own) and all(own)  # a missing map has only "<kind>_map_acquired": False
 
 
+def roi_mask(grid, roi: dict[str, Any]) -> np.ndarray:
+    """bool (rows, cols) pixels of a map grid inside an ROI event's ellipse (plane mm about the image centre)."""
+    from rendering import mr_mapping as mm
+
+    du, dv = grid.pixel_mm
+    c, r = roi["centre_mm"], roi["radii_mm"]
+    return mm.ellipse_mask(grid.shape, ((grid.v_top - c[1]) / dv, (c[0] - grid.u0) / du),
+                           (abs(r[1]) / dv, abs(r[0]) / du))
+
+
 def roi_myocardium_share(state: dict[str, Any], series: dict[str, Any], oracle, roi: dict[str, Any]) -> float:
     """Share of an ROI's pixels (a roi_measured event: an ellipse in the map's plane mm about the image
     centre, u right, v up) that lie on the left-ventricular myocardium of the map's slice (the subject's
@@ -192,9 +202,7 @@ def roi_myocardium_share(state: dict[str, Any], series: dict[str, Any], oracle, 
     from rendering import mr_mapping as mm
 
     g = reformed_map(state, series, oracle).grid
-    du, dv = g.pixel_mm
-    c, r = roi["centre_mm"], roi["radii_mm"]
-    mask = mm.ellipse_mask(g.shape, ((g.v_top - c[1]) / dv, (c[0] - g.u0) / du), (abs(r[1]) / dv, abs(r[0]) / du))
+    mask = roi_mask(g, roi)
     if not mask.any():
         return 0.0
     base, apex = oracle.lv_long_axis
