@@ -222,10 +222,22 @@ class MRTask:
                           said_as=("between the basal and apical thirds",))]
         if self.kind in ("mapping_parameters", "mapping_feedback"):
             out += [Check("trigger", MAP_TRIGGER.upper(), "", STATED, "each map ECG-triggered"),
-                    Check("slice_thickness", MAP_THICKNESS_MM, "mm", STATED, "each map's slice thickness in this range")]
+                    Check("slice_thickness", MAP_THICKNESS_MM, "mm", STATED, "each map's slice thickness in this range"),
+                    Check("diastasis_start", MAP_DIASTASIS_START_MS_AT_60, "ms", STATED,
+                          "the read-out after rapid filling ends: this long after the R wave at 60 bpm (x sqrt(RR in s))"),
+                    Check("atrial_kick", MAP_ATRIAL_KICK_MS, "ms", STATED,
+                          "the read-out before the atrial kick: the last this of the RR interval (at most a fifth)")]
         if self.kind == "mapping_feedback":
-            out.append(Check("map_values", round(100.0 * MAP_MAX_REL_ERROR, 2), "%", STATED,
-                             "each map's mean myocardial T1 / T2 within this of the tissue's true value"))
+            out += [Check("map_values", round(100.0 * MAP_MAX_REL_ERROR, 2), "%", STATED,
+                          "each map's mean myocardial T1 / T2 within this of the tissue's true value"),
+                    Check("roi_on_myocardium", round(100.0 * MAP_ROI_MIN_MYOCARDIUM, 1), "%", STATED,
+                          "an ROI on each final map with at least this share of its pixels on the LV myocardium",
+                          said_as=("at least half of which lies on the left-ventricular wall",))]
+        if self.id in MAP_ONE_SLICE_TASKS:
+            out += [Check("one_slice_angle", MAP_SAME_SLICE_MAX_ANGLE_DEG, "deg", STATED,
+                          "the T1 and T2 map slices within this angle of each other"),
+                    Check("one_slice_offset", MAP_SAME_SLICE_MAX_MM, "mm", STATED,
+                          "each map slice's centre within this of the other map's slice plane")]
         return out
 
 
