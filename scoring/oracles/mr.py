@@ -286,6 +286,8 @@ def viewer(state: dict[str, Any], oracle, card: TaskCard) -> OracleResult:
         sel = state.get("selected_image")
         details.update({"wanted": want, "selected": sel})
         checks["selected_image"] = sel is not None and want is not None and (sel["series"], sel["image"]) == want
+        # "change nothing else": selecting in the list changes no viewport, so none may change (issue 32)
+        checks["viewports_unchanged"] = _no_other_changes(details, vchanges, lambda c: False)
         stages["image_selected"] = bool(events(state, "image_selected"))
     return _verdict(task, stages, checks, details)
 

@@ -16,6 +16,11 @@ re-acquisition replaces a faulty one):
   the console reports) and its mean in the oracle's mid-ventricular myocardial ROI
   (rendering.mr_mapping.myocardial_roi) against the tissue table's myocardial T1 / T2.
 
+Inspection (L5 feedback tasks, "measure the myocardium of each map with the ROI tool"): on each final map an
+ROI with at least MAP_ROI_MIN_MYOCARDIUM of its pixels on the LV myocardium of that slice; and where the goal
+says "plan both maps on one slice" (MAP_ONE_SLICE_TASKS) the two final slices within MAP_SAME_SLICE_MAX_ANGLE_DEG
+and MAP_SAME_SLICE_MAX_MM of each other. Neither changes whether a map is diagnostic.
+
 Outcome of the L5 feedback tasks: their result is a diagnostic map, so an episode whose every acquired map
 still fails an artefact, timing or geometry check (what acquiring without correcting the seeded fault
 gives) is FAIL, not PARTIAL; one diagnostic map and a missing or off second one is PARTIAL.
@@ -34,8 +39,9 @@ from scoring.oracles import register
 from scoring.oracles.mr import events, session_events, start_rows
 from scoring.oracles.mr_planning import acquired_series, angle_deg, aq_term, planned_then_acquired, series_centre
 from scoring.registry import entry_for_card
-from scoring.registry.mr import (MAP_MAX_ANGLE_DEG, MAP_MAX_REL_ERROR, MAP_MID_RANGE, MAP_PROTOCOLS, MAP_THICKNESS_MM,
-                                 MAP_TRIGGER, MAPPING, MRTask)
+from scoring.registry.mr import (MAP_MAX_ANGLE_DEG, MAP_MAX_REL_ERROR, MAP_MID_RANGE, MAP_ONE_SLICE_TASKS,
+                                 MAP_PROTOCOLS, MAP_ROI_MIN_MYOCARDIUM, MAP_SAME_SLICE_MAX_ANGLE_DEG,
+                                 MAP_SAME_SLICE_MAX_MM, MAP_THICKNESS_MM, MAP_TRIGGER, MAPPING, MRTask)
 from scoring.verdict import OracleResult
 from scoring.workflow import checks_verdict
 from tasks.card import TaskCard
@@ -171,9 +177,70 @@ def map_scores(state: dict[str, Any], oracle, protocol: str, hr: float, quantita
 
 def diagnostic(kind: str, checks: dict[str, bool]) -> bool:
     """A map is diagnostic when it was acquired and every one of its checks holds except the quantitative
-    tolerance: no artefact cause, valid trigger and timing, mid-ventricular and perpendicular."""
-    own = [v for k, v in checks.items() if k.startswith(f"{kind}_") and k != f"{kind}_value_within_tolerance"]
+    tolerance and the operator's ROI: no artefact cause, valid trigger and timing, mid-ventricular and
+    perpendicular."""
+    skip = (f"{kind}_value_within_tolerance", f"{kind}_myocardium_measured")
+    own = [v for k, v in checks.items() if k.startswith(f"{kind}_") and k not in skip]
     return bool(own) and all(own)  # a missing map has only "<kind>_map_acquired": False
+
+
+def roi_mask(grid, roi: dict[str, Any]) -> np.ndarray:
+    """bool (rows, cols) pixels of a map grid inside an ROI event's ellipse (plane mm about the image centre)."""
+    from rendering import mr_mapping as mm
+
+    du, dv = grid.pixel_mm
+    c, r = roi["centre_mm"], roi["radii_mm"]
+    return mm.ellipse_mask(grid.shape, ((grid.v_top - c[1]) / dv, (c[0] - grid.u0) / du),
+                           (abs(r[1]) / dv, abs(r[0]) / du))
+
+
+def roi_myocardium_share(state: dict[str, Any], series: dict[str, Any], oracle, roi: dict[str, Any]) -> float:
+    """Share of an ROI's pixels (a roi_measured event: an ellipse in the map's plane mm about the image
+    centre, u right, v up) that lie on the left-ventricular myocardium of the map's slice (the subject's
+    labels resliced on the re-formed map's grid). The ellipse is rasterised as the console's ROI tool does
+    (consoles/mr/mapping.ellipse_stats; a test checks that the pixel counts agree)."""
+    from rendering import mr_mapping as mm
+
+    g = reformed_map(state, series, oracle).grid
+    mask = roi_mask(g, roi)
+    if not mask.any():
+        return 0.0
+    base, apex = oracle.lv_long_axis
+    myo = mm.myocardial_roi(oracle.runtime, g, base, apex, mid_third=False, erode_px=0)
+    return float((mask & myo).sum()) / float(mask.sum())
+
+
+def inspection_measures(state: dict[str, Any], oracle) -> tuple[dict[str, Any], dict[str, bool]]:
+    """Per final map (the last series of each mapping protocol, the one scored): the best myocardial share
+    of the ROIs drawn on it, and whether one reaches MAP_ROI_MIN_MYOCARDIUM ("measure the myocardium of
+    each map")."""
+    details: dict[str, Any] = {}
+    checks: dict[str, bool] = {}
+    for protocol in MAP_PROTOCOLS:
+        kind = KIND_OF[protocol]
+        s = acquired_series(state, protocol)
+        rois = [] if s is None else events(state, "roi_measured", series=s["uid"])
+        shares = [round(roi_myocardium_share(state, s, oracle, e), 3) for e in rois]
+        details[kind] = {"series": None if s is None else s["uid"], "roi_myocardium_shares": shares}
+        checks[f"{kind}_myocardium_measured"] = any(x >= MAP_ROI_MIN_MYOCARDIUM for x in shares)
+    return details, checks
+
+
+def same_slice_measures(state: dict[str, Any]) -> dict[str, Any] | None:
+    """Angle between the final T1 and T2 map slices' normals and the larger distance of either slice's
+    centre from the other's plane (None unless both maps were acquired)."""
+    a, b = (acquired_series(state, p) for p in MAP_PROTOCOLS)
+    if a is None or b is None:
+        return None
+    ia, ib = a["images"][0], b["images"][0]
+    na, nb = (np.asarray(im["normal"], float) for im in (ia, ib))
+    ca, cb = series_centre(a), series_centre(b)
+    dist = max(abs(float((cb - ca) @ na)), abs(float((ca - cb) @ nb)))
+    return {"angle_deg": round(angle_deg(na, nb), 3), "offset_mm": round(dist, 2)}  # angle_deg is sign-free
+
+
+def same_slice_ok(m: dict[str, Any] | None) -> bool:
+    return m is not None and m["angle_deg"] <= MAP_SAME_SLICE_MAX_ANGLE_DEG and m["offset_mm"] <= MAP_SAME_SLICE_MAX_MM
 
 
 def _roi_measured(state: dict[str, Any]) -> bool:
@@ -216,7 +283,9 @@ def mapping_oracle(state: dict[str, Any], oracle, card: TaskCard) -> OracleResul
     terms: list[float] = []
     hr = float(state["physio"]["heart_rate_bpm"])
     details["thresholds"] = {"angle_deg": MAP_MAX_ANGLE_DEG, "mid_range": list(MAP_MID_RANGE),
-                             "thickness_mm": list(MAP_THICKNESS_MM), "rel_error": MAP_MAX_REL_ERROR}
+                             "thickness_mm": list(MAP_THICKNESS_MM), "rel_error": MAP_MAX_REL_ERROR,
+                             "roi_min_myocardium": MAP_ROI_MIN_MYOCARDIUM,
+                             "same_slice": [MAP_SAME_SLICE_MAX_ANGLE_DEG, MAP_SAME_SLICE_MAX_MM]}
     details["seeded"] = state["start"].get("seeded") or {}
     if task.kind == "mapping_geometry":
         planned, acquired = planned_then_acquired(state, task.protocol)
@@ -246,6 +315,11 @@ def mapping_oracle(state: dict[str, Any], oracle, card: TaskCard) -> OracleResul
             stages["parameters_set"] = any(e["event"] == "param_changed" for e in session_events(state))
         else:
             stages["map_inspected"] = _roi_measured(state)
+            details["inspection"], c = inspection_measures(state, oracle)
+            checks.update(c)
+            if task.id in MAP_ONE_SLICE_TASKS:
+                details["same_slice"] = same_slice_measures(state)
+                checks["maps_on_one_slice"] = same_slice_ok(details["same_slice"])
     else:
         stages, checks, details2, aq = _stopped_row_retry(state)
         details.update(details2)
