@@ -44,7 +44,9 @@ def _die_with_parent() -> None:
 class VirtualDisplay:
     """One Xvfb server. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, width: int = 1280, height: int = 800, start_timeout_s: float = 20.0) -> None:
+    # The bound on waiting for Xvfb's display number, not a sleep: Xvfb usually answers in about 0.5 s, but
+    # it twice took over 20 s on a loaded 2-core machine (once inside podman, once beside a headless sweep).
+    def __init__(self, width: int = 1280, height: int = 800, start_timeout_s: float = 60.0) -> None:
         self.width, self.height = width, height
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen | None = None
@@ -82,7 +84,8 @@ class VirtualDisplay:
             while not buf.endswith(b"\n"):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise DisplayError(f"Xvfb did not report a display within {self.start_timeout_s} s")
+                    raise DisplayError(f"Xvfb did not report a display within {self.start_timeout_s} s; "
+                                       f"its log: {self.log_tail() or '(empty)'}")
                 ready, _, _ = select.select([rfd], [], [], left)
                 if ready:
                     chunk = os.read(rfd, 64)
