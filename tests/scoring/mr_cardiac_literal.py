@@ -7,7 +7,6 @@ geometry fields at their precision (0.1 deg, 0.1 mm), then acquired on the model
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -17,19 +16,10 @@ from consoles.mr.row_params import tilts_from_normal
 from runner.headless.drive import make_model
 from scoring.oracles import get_oracle
 from tasks.card import load_card
+from tests.scoring.vectors import turned, unit
 
 VIEW_ROWS = {"2ch": "cine_2ch", "4ch": "cine_4ch", "sax": "cine_sax"}
 
-
-def unit(a: Any) -> np.ndarray:
-    a = np.asarray(a, float)
-    return a / np.linalg.norm(a)
-
-
-def turned(vec: np.ndarray, axis: np.ndarray, deg: float) -> np.ndarray:
-    """`vec` turned right-handed about unit `axis` by `deg` (Rodrigues)."""
-    t = math.radians(deg)
-    return vec * math.cos(t) + np.cross(axis, vec) * math.sin(t) + axis * (axis @ vec) * (1.0 - math.cos(t))
 
 
 class Console:

@@ -17,6 +17,7 @@ from scoring.oracles import get_oracle
 from scoring.registry.mr import PLANE_TOLERANCES, REGISTRY, SAX_MAX_BASAL_ATRIAL_MM, SHIM_MAX_VOLUME_RATIO
 from scoring.subject_oracle import load_oracle
 from tasks.card import load_card
+from tests.scoring.vectors import turned as _turn, unit as _unit
 
 SUBJECT = "s11"
 FOV = (340.0, 272.0)  # read, phase (mm) of the cine protocols
@@ -26,15 +27,6 @@ FOV = (340.0, 272.0)  # read, phase (mm) of the cine protocols
 def orc(subject_cache):
     return load_oracle(SUBJECT)
 
-
-def _unit(a: Any) -> np.ndarray:
-    a = np.asarray(a, float)
-    return a / np.linalg.norm(a)
-
-
-def _turn(vec: np.ndarray, axis: np.ndarray, deg: float) -> np.ndarray:
-    t = math.radians(deg)
-    return vec * math.cos(t) + np.cross(axis, vec) * math.sin(t) + axis * (axis @ vec) * (1.0 - math.cos(t))
 
 
 def _params(normal: Any, centre: Any, n: int = 1, thickness: float = 8.0, gap: float = 0.0,
