@@ -245,9 +245,15 @@ def run_bench(steps: int = 60, launches: int = 5, modalities: list[str] | None =
     return out
 
 
-def main(json_out: bool = False, steps: int = 60, resets: int = 5) -> int:
-    """`resets` launches and as many resets in place are timed; `steps` clicks and as many drags."""
-    report = run_bench(steps, resets)
+def main(json_out: bool = False, steps: int = 60, resets: int = 5, modalities: list[str] | None = None) -> int:
+    """`resets` launches and as many resets in place are timed; `steps` clicks and as many drags; every
+    existing modality unless `modalities` names some."""
+    unknown = sorted(set(modalities or []) - set(existing_modalities()))
+    if unknown:
+        print(f"bench: no console for modality {', '.join(unknown)} (have {', '.join(existing_modalities())})",
+              file=sys.stderr)
+        return 2
+    report = run_bench(steps, resets, modalities)
     if json_out:
         print(json.dumps(report, indent=2))
         return 0

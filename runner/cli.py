@@ -120,7 +120,7 @@ def cmd_console(args) -> int:
 def cmd_bench(args) -> int:
     from runner.bench import main as bench_main
 
-    return bench_main(json_out=args.json, steps=args.steps, resets=args.resets)
+    return bench_main(json_out=args.json, steps=args.steps, resets=args.resets, modalities=args.modality)
 
 
 def cmd_score(args) -> int:
@@ -264,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true")
     b.add_argument("--steps", type=int, default=60)
     b.add_argument("--resets", type=int, default=5)
+    b.add_argument("--modality", action="append", metavar="ct|mr|us",
+                   help="bench only this modality (repeatable; default: every console)")
     b.set_defaults(fn=cmd_bench)
 
     s = sub.add_parser("score", help="aggregate (or re-score) a results folder")
