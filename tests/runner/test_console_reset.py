@@ -87,13 +87,15 @@ class FaultingAgent:
         return json.dumps({"action": "wait", "seconds": 1})
 
 
-# (task, subject, seed, agent, console start expected with reuse), in three segments of one keeper each (one
-# test each, so no test plays all 18 episodes): each segment starts with a launch; a reset follows a reference,
+# (task, subject, seed, agent, console start expected with reuse), in segments of one keeper each (one test
+# each, so no test plays more than 6 episodes): each segment starts with a launch; a reset follows a reference,
 # a messy and a crashing episode's predecessor, and a launch follows the crash and the INVALID episode.
 SEGMENTS = {
-    "reference-messy-reference": [
+    "reference-messy": [
         ("ct_lung_coverage_isocenter", "dev", 0, ReferenceAgent, "launch"),
-        ("ct_kub_low_dose_constraint", "s01", 1, MessyAgent, "reset"),
+        ("ct_kub_low_dose_constraint", "s01", 1, MessyAgent, "reset")],
+    "messy-bolus": [  # the CCTA bolus episode after a messy one
+        ("ct_kub_low_dose_constraint", "s01", 1, MessyAgent, "launch"),
         ("ccta_heart_coverage_isocenter", "s02", 0, ReferenceAgent, "reset")],
     "messy-reference-crash": [
         ("ct_liver_coverage_isocenter", "dev", 2, MessyAgent, "launch"),

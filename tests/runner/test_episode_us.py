@@ -16,7 +16,7 @@ from runner.episode import EpisodeSpec, run_episode
 from runner.results import episode_dir
 from tasks.card import select_cards
 from tests.conftest import SOAK_ACTIONS
-from tests.runner.baselines import assert_baselines_never_pass, with_budget
+from tests.runner.baselines import assert_noop_never_passes, assert_random_never_passes, with_budget
 
 pytestmark = pytest.mark.display
 
@@ -47,7 +47,8 @@ def test_reference_passes_every_us_card_in_the_gui_on_cohort_subjects(display, c
 
 @pytest.mark.parametrize("card", US_CARDS, ids=[c.id for c in US_CARDS])
 def test_noop_and_random_agents_never_pass_a_us_card(display, console_keeper, tmp_path, card):
-    assert_baselines_never_pass([card], display, tmp_path, random_seed=5, keeper=console_keeper)
+    assert_noop_never_passes(card, display, tmp_path, keeper=console_keeper)
+    assert_random_never_passes(card, display, tmp_path, random_seed=5, keeper=console_keeper)
 
 
 class _ProbeMapDrags(RandomAgent):
