@@ -221,6 +221,10 @@ DEPTH_RANGE_MM = (40.0, 240.0)
 FOCUS_MIN_MM = 10.0
 GAIN_RANGE = (0.0, 100.0)  # shown as a percentage, as most scanners do
 GAIN_DB_PER_UNIT = 0.5  # gain 50 = 0 dB; 0..100 spans -25..+25 dB [G]
+# one press of a control's -/+ key (or Up/Down in its field) [G]: depth by 1 cm, focus by 5 mm, gain by 1 dB
+DEPTH_STEP_MM = 10.0
+FOCUS_STEP_MM = 5.0
+GAIN_STEP = 1.0 / GAIN_DB_PER_UNIT
 TGC_BANDS = 8  # slide pots, each a dB offset over an equal share of the displayed depth [G]
 TGC_RANGE_DB = (-20.0, 20.0)
 DYNAMIC_RANGE_DB = (40.0, 100.0)  # [V] 60-100 dB; 40 allowed for a contrasty look
