@@ -445,8 +445,18 @@ class USModel(ConsoleModelBase):
         return (self.z_limits[0] + self.patient_z_mm, self.z_limits[1] + self.patient_z_mm)
 
     def move_on_bed(self, z_mm: float, azimuth_deg: float) -> U.ProbePose:
-        """Drag the footprint to a bed-frame height and angle (the probe map's coordinates)."""
-        return self.set_pose(z_mm=float(z_mm) - self.patient_z_mm, azimuth_deg=float(azimuth_deg) + self.patient_roll_deg)
+        """Drag the footprint to a bed-frame height and angle (the probe map's coordinates); where the drag ends
+        beyond the body's extent or the map's range, the status line says what limited the move."""
+        pose = self.set_pose(z_mm=float(z_mm) - self.patient_z_mm, azimuth_deg=float(azimuth_deg) + self.patient_roll_deg)
+        notes = []
+        if abs(self.value("probe_z_mm") - float(z_mm)) >= 0.05:
+            notes.append(f"the body ends at height {format_number(self.value('probe_z_mm'), 1, 'mm')}")
+        if abs(self.value("probe_azimuth_deg") - float(azimuth_deg)) >= 0.05:
+            p = PARAM["probe_azimuth_deg"]
+            notes.append(f"around body is {range_text(p.lo, p.hi, 0, p.unit)}")
+        if notes:
+            self.message = self.message[:-1] + "; " + "; ".join(notes) + "."
+        return pose
 
     def bed_pose(self, pose: U.ProbePose | None = None) -> dict[str, float]:
         """A pose as the fields show it (bed frame)."""
@@ -606,7 +616,7 @@ class USModel(ConsoleModelBase):
         self._log("probe_moved", **self.pose.to_dict())
         b = self.bed_pose()
         self.message = (f"Probe moved: height {format_number(b['z_mm'], 1, 'mm')}, around body "
-                        f"{format_number(b['azimuth_deg'], 1, 'deg')}, rotation {format_number(b['rotation_deg'], 0, 'deg')}.")
+                        f"{format_number(b['azimuth_deg'], 1, 'deg')}.")
         self._changed(KIND_POSE)
         return self.pose
 

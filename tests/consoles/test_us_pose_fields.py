@@ -106,7 +106,20 @@ def test_a_drag_on_the_body_map_keeps_the_rotation_field(rt):
     m.set_param("probe_rotation_deg", 12)
     m.move_on_bed(m.value("probe_z_mm") + 30.0, m.value("probe_azimuth_deg") - 20.0)
     assert m.value("probe_rotation_deg") == 12.0
-    assert m.message.startswith("Probe moved: height ") and "rotation 12 deg" in m.message
+    assert m.message.startswith("Probe moved: height ") and ";" not in m.message  # nothing limited it
+
+
+def test_a_drag_beyond_the_body_or_the_map_says_what_limited_it(rt):
+    m = _turned(rt)
+    lo, _ = m.bed_z_limits()
+    r = m.value("probe_rotation_deg")
+    m.move_on_bed(lo - 50.0, m.value("probe_azimuth_deg"))
+    assert m.value("probe_z_mm") == pytest.approx(lo, abs=0.11)
+    assert m.message == f"Probe moved: height {lo:.1f} mm, around body {m.value('probe_azimuth_deg'):.1f} deg; " \
+                        f"the body ends at height {lo:.1f} mm."
+    assert m.value("probe_rotation_deg") == r
+    m.move_on_bed(m.value("probe_z_mm") + 60.0, 140.0)
+    assert m.message.endswith("; around body is -135 to 135 deg.") and "body ends" not in m.message
 
 
 def test_a_height_beyond_the_body_is_adjusted_with_the_reason(rt):
