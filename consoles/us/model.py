@@ -1,8 +1,12 @@
 """Ultrasound console model: probe pose, controls, live/frozen B-mode, calipers, annotation, exam strip; no Qt.
 
 - Probe: a ProbePose on the body surface (rendering.us_image): height z along the body and azimuth around it,
-  rotation about the beam (0-360, marker to the head at 0), tilt/fan, rock/heel-toe, and pressure; the image
+  rotation about the beam (marker to the head at 0), tilt/fan, rock/heel-toe, and pressure; the image
   plane follows (ProbeGeometry: footprint, beam axis, plane pose in the subject frame, dumped for oracles).
+  The rotation field holds whole degrees 0-359 of the bed frame (`shown_rotation_deg`) and keeps them while
+  the footprint moves; the subject-frame rotation is derived from it (issue 34: a field never changes by
+  itself). Every edit leaves a one-line status; a value the console adjusts is named with what it became and
+  the setting that limits it; depth, focus and gain also step by their console increment (`step_param`).
 - Controls: declared Parameters (depth and focus in cm, gain 0-100, frequency in MHz, dynamic range, 8 TGC
   pots) and choices (preset, grey map), clamped; acquisition controls and the pose are refused while frozen,
   display controls (dynamic range, grey map) re-map a frozen image without touching the acquisition.
