@@ -11,7 +11,8 @@ The image is formed by the model (`frame()`, cached until the pose, a control or
 when the view shows a change: under the runner once per step (probe-map and caliper drags coalesce their
 motion to the settle), by hand once per event-loop pass while the probe is dragged.
 
-Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "preset:<name>",
+Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "<param>_minus" and
+"<param>_plus" for depth, focus and gain, "preset:<name>",
 "grey_map:<map>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body map), rows of the
 exam strip as "strip_item:<uid>", the image's overlay labels as "us_image.label:<name>" (depth_<cm>,
 caliper<k>.text, annotation<k>); transforms "us_image" (u = image x mm, v = -depth mm -> screen) and
@@ -346,7 +347,6 @@ class USConsoleView(ConsoleViewBase):
             b = self._name(f"{name}_{suffix}", button(text, f"{name}_{suffix}",
                                                      lambda n=name, k=sign: self._do(self.model.step_param, n, k)))
             b.setFixedSize(24, 28)
-            b.setMinimumHeight(28)
             b.setStyleSheet("padding: 0px; font-weight: bold;")
             keys.addWidget(b)
             pair.append(b)
@@ -354,7 +354,7 @@ class USConsoleView(ConsoleViewBase):
         self.step_buttons[name] = (pair[0], pair[1])
 
     def _imaging_ranges(self) -> QtWidgets.QLabel:
-        """The imaging fields' ranges and the -/+ step of each (the probe fields' ranges are under the map)."""
+        """The imaging fields' ranges (the probe fields' ranges are under the map, the TGC pots' above them)."""
         def rng(n: str, unit: bool = True) -> str:
             p = PARAM[n]
             return range_text(p.lo, p.hi, 0, p.unit if unit else "")  # the bounds are whole numbers
@@ -607,6 +607,9 @@ class USConsoleView(ConsoleViewBase):
         m = self.model
         for card in (*self.imaging_cards, self.tgc_card):
             card.refresh()
+        for name, pair in self.step_buttons.items():  # the -/+ keys act when their field does (live)
+            for b in pair:
+                b.setEnabled(PARAM[name].enabled(m))
         self.choices["preset"].show_value(m.preset, CHOICES["preset"][1](m))
         self.choices["grey_map"].show_value(m.controls["grey_map"], CHOICES["grey_map"][1](m))
 

@@ -127,6 +127,9 @@ def episode(display):
             snaps["dr"] = _snapshot(d, "dr")
             d.type_into("tgc_3_field", "-4")
             snaps["tgc"] = _snapshot(d, "tgc")
+            d.click("freeze")
+            d.click("gain_plus")  # greyed while frozen, as the gain field is
+            snaps["frozen_plus"] = _snapshot(d, "frozen_plus")
             yield d, snaps
     finally:
         con.stop()
@@ -158,6 +161,13 @@ def test_one_key_or_button_press_steps_depth_focus_and_gain(episode):
         prev = [e for e in snaps[list(snaps)[list(snaps).index(tag) - 1]]["state"]["events"]
                 if e["event"] == "param_changed"]
         assert len(events) == len(prev) + 1, f"{tag}: one press, one change"
+
+
+def test_the_minus_plus_keys_rest_while_frozen(episode):
+    _, snaps = episode
+    st = snaps["frozen_plus"]["state"]
+    assert st["frozen"] and st["controls"]["gain"] == snaps["tgc"]["state"]["controls"]["gain"]
+    assert [e["event"] for e in st["events"]][-1] == "frozen"
 
 
 INFO = {"depth_cm": "Depth {:.1f} cm", "focus_cm": "Focus {:.1f} cm", "gain": "Gain {:.0f}",
