@@ -18,7 +18,8 @@ How one frame is formed (shared/reference/physics.md, Ultrasound section; tables
 5. Speckle: complex scatterers from a lattice fixed to the subject (hashed from the lattice node and the
    subject id: still when nothing moves, carried with the anatomy when the probe moves), scaled per tissue.
 6. PSF: separable Gaussian convolution of the complex echo field, axially (~lambda) and across lines with a
-   width lambda x f-number at the transmit focus that widens away from it (depth bands).
+   width lambda x f-number at the transmit focus that widens away from it (depth bands); the echoes about the
+   focus are brighter by the focal gain (intensity ~ 1 / beam width, us_physics.focal_gain_db).
 7. Envelope -> dB, + overall gain + TGC; then (display stage, us_display) log compression to the dynamic
    range, grey map, and scan conversion of the beam image to the sector (bilinear, precomputed per geometry).
 
@@ -40,7 +41,7 @@ import numpy as np
 from .geometry import PlanePose
 from .seeding import seeded_rng
 from .us_physics import (AUTO_COMP_DB_CM_MHZ, CURVILINEAR, TGC_BANDS, AcousticTable, Probe, acoustic_table,
-                         axial_fwhm_mm, gain_db, grey_map_lut, lateral_fwhm_mm, tgc_curve_db)
+                         axial_fwhm_mm, focal_gain_db, gain_db, grey_map_lut, lateral_fwhm_mm, tgc_curve_db)
 
 # ---- model constants [T]: tuned by looking at kidney, liver and bladder views of the dev subject ---------
 REFLECTION_GAIN = 30.0  # specular echo amplitude per sqrt(R): a fat/organ capsule ~ +10 dB over liver speckle
@@ -468,6 +469,9 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     speck_norm = np.empty(m, np.float32)
     for b, kl in zip(bands, k_lat):
         speck_norm[b] = 1.0 / math.sqrt(float((k_ax ** 2).sum()) * float((kl ** 2).sum()))
+    # the transmit focus brings more energy to the depths about it (the echoes, not the receiver's noise)
+    focal_amp = np.power(10.0, focal_gain_db(depths, acq.focus_mm, f, probe) / 20.0).astype(np.float32)
+    net_amp = net_amp * focal_amp[:, None]
     amp = (net_amp * t_two_way * contact[None, :]).astype(np.float32)
     field_c = np.empty((m, n_lines, 2), np.float32)
     ph = np.take(_phasors, h & mask)

@@ -193,7 +193,8 @@ class Probe:
     n_elements: int = 256  # [V]
     fov_deg: float = 65.0  # [V] ~60-73 deg
     radius_mm: float = 45.0  # [V] ~45 mm
-    aperture_mm: float = 20.0  # active transmit/receive aperture [G]: ~100 elements of the 0.2 mm pitch
+    aperture_mm: float = 32.0  # the largest active transmit aperture [G]: ~160 elements of the 0.2 mm pitch
+    f_number_min: float = 2.5  # the aperture grows with the focal depth to this f-number, up to aperture_mm [G]
     n_lines: int = 256
 
     @property
@@ -220,6 +221,10 @@ DEPTH_RANGE_MM = (40.0, 240.0)
 FOCUS_MIN_MM = 10.0
 GAIN_RANGE = (0.0, 100.0)  # shown as a percentage, as most scanners do
 GAIN_DB_PER_UNIT = 0.5  # gain 50 = 0 dB; 0..100 spans -25..+25 dB [G]
+# one press of a control's -/+ key (or Up/Down in its field) [G]: depth by 1 cm, focus by 5 mm, gain by 1 dB
+DEPTH_STEP_MM = 10.0
+FOCUS_STEP_MM = 5.0
+GAIN_STEP = 1.0 / GAIN_DB_PER_UNIT
 TGC_BANDS = 8  # slide pots, each a dB offset over an equal share of the displayed depth [G]
 TGC_RANGE_DB = (-20.0, 20.0)
 DYNAMIC_RANGE_DB = (40.0, 100.0)  # [V] 60-100 dB; 40 allowed for a contrasty look
@@ -270,16 +275,33 @@ def axial_fwhm_mm(frequency_mhz: float) -> float:
     return wavelength_mm(frequency_mhz)
 
 
+LATERAL_WIDTH_CAP = 3.0  # dynamic receive focus keeps the two-way beam within this many focal widths [G]
+
+
 def lateral_fwhm_mm(depth_mm: np.ndarray | float, focus_mm: float, frequency_mhz: float,
                     probe: Probe = CURVILINEAR) -> np.ndarray:
     """Lateral beam width: lambda x f-number at the transmit focus [V], widening away from it like a
-    Gaussian beam over the depth of field ~7 lambda F#^2 [G] (dynamic receive focus keeps it within 3x)."""
+    Gaussian beam: sqrt(2) wider half the depth of field (~7 lambda F#^2 in all [G]) from the focus,
+    within LATERAL_WIDTH_CAP focal widths (dynamic receive focus)."""
     lam = wavelength_mm(frequency_mhz)
-    f_number = max(1.0, focus_mm / probe.aperture_mm)
+    # the scanner opens the aperture with the focal depth (a constant f-number) until the whole aperture is in
+    # use: a deeper focus keeps its narrow beam down to about 8 cm, then widens as the f-number rises
+    f_number = max(probe.f_number_min, focus_mm / probe.aperture_mm)
     w_focus = lam * f_number
-    dof = max(5.0, 7.0 * lam * f_number ** 2)
+    half_dof = max(5.0, 3.5 * lam * f_number ** 2)  # the Rayleigh range: half the depth of field
     d = np.asarray(depth_mm, float)
-    return np.minimum(w_focus * np.sqrt(1.0 + ((d - focus_mm) / dof) ** 2), 3.0 * w_focus)
+    return np.minimum(w_focus * np.sqrt(1.0 + ((d - focus_mm) / half_dof) ** 2), LATERAL_WIDTH_CAP * w_focus)
+
+
+def focal_gain_db(depth_mm: np.ndarray | float, focus_mm: float, frequency_mhz: float,
+                  probe: Probe = CURVILINEAR) -> np.ndarray:
+    """Echo intensity gained by the transmit focus (dB, >= 0): the array focuses in the image plane only, so
+    the beam's energy spreads over its lateral width and the intensity it brings to a depth goes as
+    1 / width [V: the focus improves intensity near it]; 0 dB where the beam is at its widest (the cap),
+    10 log10(cap) (4.8 dB) at the focus itself."""
+    w = lateral_fwhm_mm(depth_mm, focus_mm, frequency_mhz, probe)
+    w_widest = LATERAL_WIDTH_CAP * lateral_fwhm_mm(focus_mm, focus_mm, frequency_mhz, probe)
+    return 10.0 * np.log10(w_widest / w)
 
 
 def frame_rate_hz(depth_mm: float, n_lines: int = CURVILINEAR.n_lines) -> float:
@@ -324,5 +346,5 @@ def with_preset(controls: Mapping, preset: str) -> dict:
 
 __all__ = ["AcousticTissue", "AcousticTable", "Probe", "Preset", "TISSUES", "LABEL_TISSUE", "PRESETS",
            "PRESET_NAMES", "CURVILINEAR", "FREQUENCIES_MHZ", "GREY_MAPS", "acoustic_table", "tissue_of",
-           "wavelength_mm", "axial_fwhm_mm", "lateral_fwhm_mm", "frame_rate_hz", "gain_db", "tgc_curve_db",
-           "grey_map_lut", "with_preset"]
+           "wavelength_mm", "axial_fwhm_mm", "lateral_fwhm_mm", "focal_gain_db", "frame_rate_hz", "gain_db",
+           "tgc_curve_db", "grey_map_lut", "with_preset"]

@@ -1,8 +1,12 @@
 """Ultrasound console model: probe pose, controls, live/frozen B-mode, calipers, annotation, exam strip; no Qt.
 
 - Probe: a ProbePose on the body surface (rendering.us_image): height z along the body and azimuth around it,
-  rotation about the beam (0-360, marker to the head at 0), tilt/fan, rock/heel-toe, and pressure; the image
+  rotation about the beam (marker to the head at 0), tilt/fan, rock/heel-toe, and pressure; the image
   plane follows (ProbeGeometry: footprint, beam axis, plane pose in the subject frame, dumped for oracles).
+  The rotation field holds whole degrees 0-359 of the bed frame (`shown_rotation_deg`) and keeps them while
+  the footprint moves; the subject-frame rotation is derived from it (issue 34: a field never changes by
+  itself). Every edit leaves a one-line status; a value the console adjusts is named with what it became and
+  the setting that limits it; depth, focus and gain also step by their console increment (`step_param`).
 - Controls: declared Parameters (depth and focus in cm, gain 0-100, frequency in MHz, dynamic range, 8 TGC
   pots) and choices (preset, grey map), clamped; acquisition controls and the pose are refused while frozen,
   display controls (dynamic range, grey map) re-map a frozen image without touching the acquisition.
@@ -40,6 +44,7 @@ import numpy as np
 
 from consoles.common.balance import balanced_choice, cohort_balanced_choice
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
+from consoles.common.numeric import format_number, range_text
 from consoles.common.params import Parameter
 from consoles.us import aim, bed
 from consoles.us.contact import CONTACT_FAULTS, Coupling
@@ -48,7 +53,7 @@ from rendering import us_physics as P
 from rendering.seeding import seeded_rng
 
 __all__ = ["USModel", "ConsoleActionError", "PARAMETERS", "PARAM", "CHOICES", "ANNOTATION_CHARS", "Caliper",
-           "Annotation", "SavedItem", "DEFAULT_POSE"]
+           "Annotation", "SavedItem", "DEFAULT_POSE", "FIELD_LABELS", "STEPPED", "shown_text"]
 
 ANNOTATION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,:;-_/()+#%'")
 MAX_ANNOTATION_CHARS = 40
@@ -113,21 +118,30 @@ PARAMETERS: tuple[Parameter, ...] = (
     # probe (the pose panel)
     _p("probe_z_mm", "Probe height", "mm", -700.0, 200.0, 1, 5.0, LIVE),
     _p("probe_azimuth_deg", "Probe position around the body", "deg", -135.0, 135.0, 1, 5.0, LIVE),
-    _p("probe_rotation_deg", "Probe rotation", "deg", 0.0, 360.0, 0, 5.0, LIVE),
+    _p("probe_rotation_deg", "Probe rotation", "deg", 0.0, 359.0, 0, 5.0, LIVE),  # whole degrees: 360 is 0
     _p("probe_tilt_deg", "Tilt (fan)", "deg", -45.0, 45.0, 0, 1.0, LIVE),
     _p("probe_rock_deg", "Rock (heel-toe)", "deg", -30.0, 30.0, 0, 1.0, LIVE),
     _p("pressure_pct", "Pressure", "%", 0.0, 100.0, 0, 5.0, LIVE),
     # acquisition / receive
-    _p("depth_cm", "Depth", "cm", P.DEPTH_RANGE_MM[0] / 10, P.DEPTH_RANGE_MM[1] / 10, 1, 1.0, LIVE),
-    _p("focus_cm", "Focus", "cm", P.FOCUS_MIN_MM / 10, P.DEPTH_RANGE_MM[1] / 10, 1, 0.5, LIVE),
+    # steps as a cart scanner's keys step them (one press: Up/Down in the field, or the -/+ buttons)
+    _p("depth_cm", "Depth", "cm", P.DEPTH_RANGE_MM[0] / 10, P.DEPTH_RANGE_MM[1] / 10, 1, P.DEPTH_STEP_MM / 10, LIVE),
+    _p("focus_cm", "Focus", "cm", P.FOCUS_MIN_MM / 10, P.DEPTH_RANGE_MM[1] / 10, 1, P.FOCUS_STEP_MM / 10, LIVE),
     _p("frequency_mhz", "Frequency", "MHz", P.FREQUENCIES_MHZ[0], P.FREQUENCIES_MHZ[-1], 1, 0.5, LIVE),
-    _p("gain", "Gain", "", P.GAIN_RANGE[0], P.GAIN_RANGE[1], 0, 1.0, LIVE),
+    _p("gain", "Gain", "%", P.GAIN_RANGE[0], P.GAIN_RANGE[1], 0, P.GAIN_STEP, LIVE),
     *(_p(f"tgc_{i + 1}", f"TGC {i + 1}", "dB", P.TGC_RANGE_DB[0], P.TGC_RANGE_DB[1], 0, 1.0, LIVE)
       for i in range(P.TGC_BANDS)),
     # display (post-processing: also on a frozen image)
     _p("dynamic_range_db", "Dynamic range", "dB", P.DYNAMIC_RANGE_DB[0], P.DYNAMIC_RANGE_DB[1], 0, 3.0, ALWAYS),
 )
 PARAM: dict[str, Parameter] = {p.name: p for p in PARAMETERS}
+# The names the console's fields carry (the status line names a value as its field does).
+FIELD_LABELS: dict[str, str] = {
+    "probe_z_mm": "Height", "probe_azimuth_deg": "Around body", "probe_rotation_deg": "Rotation",
+    "probe_tilt_deg": "Tilt (fan)", "probe_rock_deg": "Rock", "pressure_pct": "Pressure", "depth_cm": "Depth",
+    "focus_cm": "Focus", "frequency_mhz": "Frequency", "gain": "Gain", "dynamic_range_db": "Dyn. range",
+    **{f"tgc_{i + 1}": f"TGC {i + 1}" for i in range(P.TGC_BANDS)}}
+# The controls with -/+ keys on the console (one press, one step)
+STEPPED = ("depth_cm", "focus_cm", "gain")
 PARAM_KIND: dict[str, str] = {**{n: KIND_POSE for n in PARAM if n.startswith("probe_") or n == "pressure_pct"},
                               **{n: KIND_ACQ for n in PARAM if n in ("depth_cm", "focus_cm", "frequency_mhz", "gain")
                                  or n.startswith("tgc_")},
@@ -141,6 +155,17 @@ CHOICES: dict[str, tuple[tuple[str, ...], Rule, str]] = {
 
 _POSE_FIELD = {"probe_z_mm": "z_mm", "probe_azimuth_deg": "azimuth_deg", "probe_rotation_deg": "rotation_deg",
                "probe_tilt_deg": "tilt_deg", "probe_rock_deg": "rock_deg"}
+
+
+def shown_text(name: str, value: float) -> str:
+    """A value as its field shows it, with the unit ('13.0 cm', '52 %', '0 deg')."""
+    p = PARAM[name]
+    return format_number(value, p.decimals, p.unit)
+
+
+def whole_turn(deg: float) -> float:
+    """A rotation at the field's whole degrees, 0-359 (359.6 is 0, never 360)."""
+    return float(round(float(deg)) % 360)
 
 
 def _r(a: Any, d: int = 3) -> list[float]:
@@ -383,7 +408,7 @@ class USModel(ConsoleModelBase):
         """The shown value of a declared parameter."""
         c = self.controls
         if name == "probe_rotation_deg":
-            return (float(self.pose.rotation_deg) + self._bed_offset(name)) % 360.0
+            return self.shown_rotation_deg
         if name in _POSE_FIELD:
             return float(getattr(self.pose, _POSE_FIELD[name])) + self._bed_offset(name)
         if name == "pressure_pct":
@@ -424,41 +449,66 @@ class USModel(ConsoleModelBase):
         return (self.z_limits[0] + self.patient_z_mm, self.z_limits[1] + self.patient_z_mm)
 
     def move_on_bed(self, z_mm: float, azimuth_deg: float) -> U.ProbePose:
-        """Drag the footprint to a bed-frame height and angle (the probe map's coordinates)."""
-        return self.set_pose(z_mm=float(z_mm) - self.patient_z_mm, azimuth_deg=float(azimuth_deg) + self.patient_roll_deg)
+        """Drag the footprint to a bed-frame height and angle (the probe map's coordinates); where the drag ends
+        beyond the body's extent or the map's range, the status line says what limited the move."""
+        pose = self.set_pose(z_mm=float(z_mm) - self.patient_z_mm, azimuth_deg=float(azimuth_deg) + self.patient_roll_deg)
+        notes = []
+        if abs(self.value("probe_z_mm") - float(z_mm)) >= 0.05:
+            notes.append(f"the body ends at height {format_number(self.value('probe_z_mm'), 1, 'mm')}")
+        if abs(self.value("probe_azimuth_deg") - float(azimuth_deg)) >= 0.05:
+            p = PARAM["probe_azimuth_deg"]
+            notes.append(f"around body is {range_text(p.lo, p.hi, 0, p.unit)}")
+        if notes:
+            self.message = self.message[:-1] + "; " + "; ".join(notes) + "."
+        return pose
 
     def bed_pose(self, pose: U.ProbePose | None = None) -> dict[str, float]:
         """A pose as the fields show it (bed frame)."""
         d = self._pose_dict(pose or self.pose)
         d["z_mm"] = round(d["z_mm"] + self.patient_z_mm, 3) + 0.0
         d["azimuth_deg"] = round(d["azimuth_deg"] - self.patient_roll_deg, 3) + 0.0
-        d["rotation_deg"] = round((d["rotation_deg"] + self._bed_offset("probe_rotation_deg", pose)) % 360.0, 3) + 0.0
+        if pose is None or pose is self.pose:
+            d["rotation_deg"] = self.shown_rotation_deg
+        else:
+            d["rotation_deg"] = round((d["rotation_deg"] + self._bed_offset("probe_rotation_deg", pose)) % 360.0, 3) + 0.0
         return d
 
-    def _bounded_pose(self, pose: U.ProbePose) -> U.ProbePose:
+    def _bounded_pose(self, pose: U.ProbePose, shown_rotation: float | None = None) -> tuple[U.ProbePose, float]:
+        """(the pose inside the fields' ranges and the body's extent, the rotation its field shows).
+
+        The rotation field holds whole degrees 0-359 of the bed frame. `shown_rotation` is that field's value
+        to keep (typed, or held while the footprint moves: a field never changes by itself, issue 34); None
+        reads it from the pose's subject-frame rotation. The subject-frame rotation is derived from it at the
+        new footprint, never the other way round, so no edit re-rounds it."""
         lo, hi = self.z_limits
         dz, dr = self.patient_z_mm, -self.patient_roll_deg
         z = round(min(hi, max(lo, PARAM["probe_z_mm"].clamp(pose.z_mm + dz) - dz)), 1)
         az = PARAM["probe_azimuth_deg"].clamp(pose.azimuth_deg + dr) - dr
-        # the rotation is kept at the field's whole degrees as the field shows it (the bed frame)
         try:
             off = self.rotation_offset(replace(pose, z_mm=z, azimuth_deg=az))
         except ValueError:  # off the body: _place refuses the pose
             off = 0.0
-        rot = (PARAM["probe_rotation_deg"].clamp((float(pose.rotation_deg) + off) % 360.0) - off) % 360.0
-        return U.ProbePose(z_mm=z, azimuth_deg=az, rotation_deg=round(rot, 3) if off else rot,
+        shown = whole_turn(float(pose.rotation_deg) + off if shown_rotation is None else shown_rotation)
+        rot = round((shown - off) % 360.0, 3) % 360.0 if off else shown
+        return U.ProbePose(z_mm=z, azimuth_deg=az, rotation_deg=rot,
                            tilt_deg=PARAM["probe_tilt_deg"].clamp(pose.tilt_deg),
                            rock_deg=PARAM["probe_rock_deg"].clamp(pose.rock_deg),
-                           pressure=round(PARAM["pressure_pct"].clamp(pose.pressure * 100.0) / 100.0, 2))
+                           pressure=round(PARAM["pressure_pct"].clamp(pose.pressure * 100.0) / 100.0, 2)), shown
 
-    def _place(self, pose: U.ProbePose) -> None:
+    def _place(self, pose: U.ProbePose, shown_rotation: float | None = None) -> None:
         """Move the probe to a bounded pose, refusing (and staying put) where there is no body surface."""
-        pose = self._bounded_pose(pose)
+        pose, shown = self._bounded_pose(pose, shown_rotation)
         try:
             U.ProbeGeometry.from_pose(self.subject, pose)
         except ValueError:
             self._require(False, "The probe must stay on the body.")
         self.pose = pose
+        self.shown_rotation_deg = shown
+
+    def _held_rotation(self) -> float | None:
+        """The rotation field's value, kept while another pose value moves the probe (None before the first
+        placement)."""
+        return getattr(self, "shown_rotation_deg", None)
 
     def _apply(self, name: str, value: Any) -> Any:
         """Clamp and store one control or pose value (no rule check: initial state and set_param share it)."""
@@ -474,12 +524,13 @@ class USModel(ConsoleModelBase):
         self._require(name in PARAM, f"unknown parameter {name}")
         self._require(value is not None and math.isfinite(float(value)), "Enter a number.")
         x = float(value)
-        if name == "probe_rotation_deg":
-            x = x % 360.0  # the dial turns round
+        if name == "probe_rotation_deg":  # the dial turns round, in whole degrees
+            self._place(self.pose, shown_rotation=whole_turn(x))
+            return self.value(name)
         v = PARAM[name].clamp(x)
-        if name in _POSE_FIELD or name == "pressure_pct":  # typed in the bed frame
+        if name in _POSE_FIELD or name == "pressure_pct":  # typed in the bed frame; the rotation field holds
             kw = {"pressure": v / 100.0} if name == "pressure_pct" else {_POSE_FIELD[name]: v - self._bed_offset(name)}
-            self._place(replace(self.pose, **kw))
+            self._place(replace(self.pose, **kw), shown_rotation=self._held_rotation())
             return self.value(name)
         c = self.controls
         if name == "frequency_mhz":
@@ -503,12 +554,54 @@ class USModel(ConsoleModelBase):
         """Set a control, a pose value or a choice (clamped); returns the value now shown."""
         rule = CHOICES[name][1] if name in CHOICES else self.parameter(name).enabled_when
         self._require_rule(rule)
+        before = self._shown_values()
         v = self._apply(name, value)
         kind = self.kind_of(name)
         self._log("param_changed", name=name, value=v, kind=kind)
-        self.message = ""
+        self.message = self._set_message(name, value, before)
         self._changed(kind)
         return v
+
+    def step_param(self, name: str, steps: int) -> float:
+        """Press a control's - (steps < 0) or + key: the value moves by its console increment per press."""
+        self._require(name in STEPPED, f"{FIELD_LABELS.get(name, name)} has no -/+ keys.")
+        p = PARAM[name]
+        return self.set_param(name, p.clamp(self.value(name) + int(steps) * p.step))
+
+    # ---- the status line of an edit (issue 34: it describes the present, and says why a value was adjusted) --
+    def _shown_values(self) -> dict[str, str]:
+        return {n: shown_text(n, self.value(n)) for n in PARAM}
+
+    def _set_message(self, name: str, typed: Any, before: dict[str, str]) -> str:
+        """'Depth 14.0 cm.'; an entry the console adjusted names the value, what it became and the setting
+        that limits it; another field it moved (the focus by the depth) is named too."""
+        if name in CHOICES:
+            return f"{'Grey map' if name == 'grey_map' else name.capitalize()} {typed}."
+        label, p = FIELD_LABELS[name], PARAM[name]
+        got = shown_text(name, self.value(name))
+        want = format_number(float(typed), p.decimals, p.unit)
+        text = f"{label} {got}." if want == got else f"{label} {want} set as {got}: {self._limit_reason(name, typed)}."
+        moved = [n for n, t in self._shown_values().items() if n != name and before.get(n) != t]
+        for n in moved:  # a value this edit moved besides its own (the depth pulls the focus up with it)
+            text += f" {FIELD_LABELS[n]} {before[n]} -> {shown_text(n, self.value(n))} (within the depth)."
+        return text
+
+    def _limit_reason(self, name: str, typed: Any) -> str:
+        """Why `name` took another value than `typed` (which setting or range limits it)."""
+        p, x = PARAM[name], float(typed)
+        rng = range_text(p.lo, p.hi, p.decimals, p.unit)
+        if name == "probe_rotation_deg":
+            return f"the dial turns round, {rng}"
+        if not p.lo <= round(x, p.decimals) <= p.hi:
+            return f"the field's range is {rng}"
+        if name == "probe_z_mm":
+            lo, hi = self.bed_z_limits()
+            return f"the body spans {format_number(lo, 1, '')} to {format_number(hi, 1, 'mm')} along the bed"
+        if name == "focus_cm":
+            return f"the focus stays within the depth ({shown_text('depth_cm', self.value('depth_cm'))})"
+        if name == "frequency_mhz":
+            return f"the probe's frequencies are {', '.join(f'{f:g}' for f in P.FREQUENCIES_MHZ)} MHz"
+        return f"rounded to {p.decimals} decimals" if p.decimals else "rounded to a whole number"
 
     def set_preset(self, name: str) -> None:
         """Load a preset's controls (refused while frozen)."""
@@ -522,8 +615,12 @@ class USModel(ConsoleModelBase):
         self._require(not unknown, f"unknown pose fields {sorted(unknown)}")
         for k, v in fields.items():
             self._require(v is not None and math.isfinite(float(v)), "Enter a number.")
-        self._place(replace(self.pose, **{k: float(v) for k, v in fields.items()}))
+        held = None if "rotation_deg" in fields else self._held_rotation()
+        self._place(replace(self.pose, **{k: float(v) for k, v in fields.items()}), shown_rotation=held)
         self._log("probe_moved", **self.pose.to_dict())
+        b = self.bed_pose()
+        self.message = (f"Probe moved: height {format_number(b['z_mm'], 1, 'mm')}, around body "
+                        f"{format_number(b['azimuth_deg'], 1, 'deg')}.")
         self._changed(KIND_POSE)
         return self.pose
 
@@ -638,6 +735,7 @@ class USModel(ConsoleModelBase):
             self._require(len(self.calipers) < MAX_CALIPERS, f"At most {MAX_CALIPERS} calipers: clear one first.")
             self.caliper_pending = p
             self._log("caliper_started", p1_mm=list(p))
+            self.message = f"Caliper {len(self.calipers) + 1}: click the second point."
             self._changed("calipers")
             return None
         cal = self._make_caliper(self.caliper_pending, p)
@@ -664,6 +762,7 @@ class USModel(ConsoleModelBase):
         cal = self._make_caliper(p, old.p2) if int(end) == 1 else self._make_caliper(old.p1, p)
         self.calipers[int(index) - 1] = cal
         self._log("caliper_moved", index=int(index), length_mm=round(cal.length_mm, 2))
+        self.message = f"Caliper {int(index)}: distance {cal.length_mm / 10.0:.2f} cm"
         self._changed("calipers")
         return cal
 
@@ -671,6 +770,7 @@ class USModel(ConsoleModelBase):
         self.calipers.clear()
         self.caliper_pending = None
         self._log("calipers_cleared")
+        self.message = "Calipers cleared."
         self._changed("calipers")
 
     # ---- annotation ---------------------------------------------------------------------------------------
@@ -688,12 +788,14 @@ class USModel(ConsoleModelBase):
         a = Annotation(text, float(x_mm), float(y_mm))
         self.annotations.append(a)
         self._log("annotation_added", text=text)
+        self.message = f"Annotation {text} placed."
         self._changed("annotations")
         return a
 
     def clear_annotations(self) -> None:
         self.annotations.clear()
         self._log("annotations_cleared")
+        self.message = "Annotations cleared."
         self._changed("annotations")
 
     # ---- exam strip ---------------------------------------------------------------------------------------
@@ -727,6 +829,7 @@ class USModel(ConsoleModelBase):
         self.saved = [s for s in self.saved if s.uid != int(uid)]
         self._require(len(self.saved) < before, f"There is no saved item {uid}.")
         self._log("saved_deleted", uid=int(uid))
+        self.message = f"Item {int(uid)} deleted."
         self._changed("saved")
 
     # ---- dump ---------------------------------------------------------------------------------------------

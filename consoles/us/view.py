@@ -11,7 +11,8 @@ The image is formed by the model (`frame()`, cached until the pose, a control or
 when the view shows a change: under the runner once per step (probe-map and caliper drags coalesce their
 motion to the settle), by hand once per event-loop pass while the probe is dragged.
 
-Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "preset:<name>",
+Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "<param>_minus" and
+"<param>_plus" for depth, focus and gain, "preset:<name>",
 "grey_map:<map>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body map), rows of the
 exam strip as "strip_item:<uid>", the image's overlay labels as "us_image.label:<name>" (depth_<cm>,
 caliper<k>.text, annotation<k>); transforms "us_image" (u = image x mm, v = -depth mm -> screen) and
@@ -27,10 +28,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.numeric import range_text
-from consoles.common.widgets import ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
+from consoles.common.widgets import CardRow, ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
 from consoles.us import view_graphics as graphics
-from consoles.us.model import CHOICES, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, USModel
-from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport
+from consoles.us.model import CHOICES, FIELD_LABELS, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, STEPPED, USModel
+from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport, USParameterCard
 from rendering.us_physics import GREY_MAP_NOTES, GREY_MAPS, PRESET_NAMES, TGC_BANDS
 
 ROLE = QtCore.Qt.ItemDataRole.UserRole
@@ -39,8 +40,8 @@ TGC_W = 88
 THUMB_PX = 64
 STRIP_CELL = QtCore.QSize(92, THUMB_PX + 26)
 SCREEN_BG = "#000000"
-PROBE_ROWS = (("probe_z_mm", "Height"), ("probe_azimuth_deg", "Around body"), ("probe_rotation_deg", "Rotation"),
-              ("probe_tilt_deg", "Tilt (fan)"), ("probe_rock_deg", "Rock"), ("pressure_pct", "Pressure"))
+PROBE_ROWS = tuple((n, FIELD_LABELS[n]) for n in ("probe_z_mm", "probe_azimuth_deg", "probe_rotation_deg",
+                                                   "probe_tilt_deg", "probe_rock_deg", "pressure_pct"))
 # Beside the probe fields (issue 24): each field's range and each angle's sign, in a sonographer's words (signs as
 # rendering.us_image.ProbeGeometry turns the beam and consoles/us/bed.py reads the bed frame; looking down on the
 # probe from outside the body: rotation turns the marker anticlockwise from the head, tilt fans the beam to
@@ -52,8 +53,8 @@ PROBE_HELP = (("probe_z_mm", "Height: along the bed, + = toward the head; {range
               ("probe_rock_deg", "Rock: + = beam toward the marker end (heel-toe); {range}"),
               ("pressure_pct", "Pressure: {range}; firmer presses the whole array onto the skin"))
 HELP_STYLE = "color: #c3cad3; font-size: 12px;"
-IMAGING_ROWS = ((("depth_cm", "Depth"), ("focus_cm", "Focus"), ("frequency_mhz", "Frequency")),
-                (("gain", "Gain"), ("dynamic_range_db", "Dyn. range")))
+IMAGING_ROWS = tuple(tuple((n, FIELD_LABELS[n]) for n in col) for col in (("depth_cm", "focus_cm", "frequency_mhz"),
+                                                                         ("gain", "dynamic_range_db")))
 GREY_MAP_LABELS = {g: f"{g} {GREY_MAP_NOTES[g].split(' ')[0]}" for g in GREY_MAPS}  # "A linear", "C high"
 GREY_MAP_LABELS.update({"C": "C contrast"})
 # What the gel line says for each film state (consoles/us/contact.py)
@@ -103,6 +104,19 @@ class USConsoleView(ConsoleViewBase):
         self._bind_model()
 
     # ---- construction -----------------------------------------------------------------
+    def parameter_card(self, rows: Sequence[CardRow]) -> USParameterCard:
+        """The shared card's fields, named and refreshed by this view; commits leave the status line to the
+        model (USParameterCard), which names what it adjusted and why."""
+        card = USParameterCard(self.model, [self.model.parameters[r] if isinstance(r, str) else r for r in rows],
+                               self._do)
+        for f in card.fields.values():
+            self._name(f.objectName(), f)
+            unit = getattr(f, "unit_label", None)
+            if unit is not None:
+                self._name(unit.objectName(), unit)
+        self._cards.append(card)
+        return card
+
     def _build_header(self) -> QtWidgets.QWidget:
         h, lay = header_bar("US Acquisition", spacing=22)
         self.patient_label = self._name("patient", QtWidgets.QLabel())
@@ -196,6 +210,12 @@ class USConsoleView(ConsoleViewBase):
         title = QtWidgets.QLabel("<b>TGC</b>", col)
         title.setGeometry(0, 6, TGC_W, 18)
         title.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        # the pots' unit and range, as every field shows them (issue 34): above the first pot
+        p = PARAM["tgc_1"]
+        self.tgc_range = self._name("tgc_range", QtWidgets.QLabel(f"{p.unit}<br>{range_text(p.lo, p.hi, 0, '')}", col))
+        self.tgc_range.setGeometry(0, 26, TGC_W, 34)
+        self.tgc_range.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.tgc_range.setStyleSheet(HELP_STYLE)
         self.tgc_card = self.parameter_card([PARAM[f"tgc_{i + 1}"] for i in range(TGC_BANDS)])
         # the card's form is not shown: the pots are placed by hand at their bands' heights
         self.tgc_pots: list[tuple[QtWidgets.QLabel, QtWidgets.QWidget]] = []
@@ -294,13 +314,19 @@ class USConsoleView(ConsoleViewBase):
         cols = QtWidgets.QHBoxLayout()
         cols.setSpacing(14)
         self.imaging_cards = []
+        self.step_buttons: dict[str, tuple[QtWidgets.QPushButton, QtWidgets.QPushButton]] = {}
         for rows in IMAGING_ROWS:
             card = self.parameter_card([replace(PARAM[n], label=text) for n, text in rows])
             for r in range(card.layout.rowCount()):
                 card.layout.itemAt(r, QtWidgets.QFormLayout.ItemRole.LabelRole).widget().setMinimumWidth(72)
+            for name in STEPPED:  # a cart scanner's -/+ keys: one press, one step
+                if name in card.fields:
+                    self._add_step_buttons(name, card.fields[name])
             self.imaging_cards.append(card)
             box = QtWidgets.QVBoxLayout()
             box.addLayout(card.layout)
+            if rows is IMAGING_ROWS[-1]:
+                box.addWidget(self._imaging_ranges())
             box.addStretch(1)
             cols.addLayout(box, 1)
         gl.addLayout(cols)
@@ -309,6 +335,36 @@ class USConsoleView(ConsoleViewBase):
         maps.addWidget(self.choices["grey_map"], 1)
         gl.addLayout(maps)
         return g
+
+    def _add_step_buttons(self, name: str, field: QtWidgets.QWidget) -> None:
+        """'-' and '+' beside a field (named "<param>_minus" / "<param>_plus"), after its unit."""
+        row = field.parentWidget().layout() if field.parentWidget() is not None else None
+        assert isinstance(row, QtWidgets.QHBoxLayout), f"{name}: the field is not in its unit row"
+        keys = QtWidgets.QHBoxLayout()
+        keys.setSpacing(2)
+        pair = []
+        for text, sign, suffix in (("\u2212", -1, "minus"), ("+", 1, "plus")):
+            b = self._name(f"{name}_{suffix}", button(text, f"{name}_{suffix}",
+                                                     lambda n=name, k=sign: self._do(self.model.step_param, n, k)))
+            b.setFixedSize(24, 28)
+            b.setStyleSheet("padding: 0px; font-weight: bold;")
+            keys.addWidget(b)
+            pair.append(b)
+        row.addLayout(keys)
+        self.step_buttons[name] = (pair[0], pair[1])
+
+    def _imaging_ranges(self) -> QtWidgets.QLabel:
+        """The imaging fields' ranges (the probe fields' ranges are under the map, the TGC pots' above them)."""
+        def rng(n: str, unit: bool = True) -> str:
+            p = PARAM[n]
+            return range_text(p.lo, p.hi, 0, p.unit if unit else "")  # the bounds are whole numbers
+
+        text = (f"Gain {rng('gain')}, DR {rng('dynamic_range_db')}<br>"
+                f"Depth {rng('depth_cm', False)}, focus {rng('focus_cm')}")
+        label = self._name("imaging_help", QtWidgets.QLabel(text))
+        label.setStyleSheet("color: #c3cad3; font-size: 11px;")
+        label.setFixedHeight(30)
+        return label
 
     def _build_tools_group(self) -> QtWidgets.QGroupBox:
         g, gl = group("Freeze, measure, save", "tools_group")
@@ -551,6 +607,9 @@ class USConsoleView(ConsoleViewBase):
         m = self.model
         for card in (*self.imaging_cards, self.tgc_card):
             card.refresh()
+        for name, pair in self.step_buttons.items():  # the -/+ keys act when their field does (live)
+            for b in pair:
+                b.setEnabled(PARAM[name].enabled(m))
         self.choices["preset"].show_value(m.preset, CHOICES["preset"][1](m))
         self.choices["grey_map"].show_value(m.controls["grey_map"], CHOICES["grey_map"][1](m))
 

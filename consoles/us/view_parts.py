@@ -1,4 +1,5 @@
-"""Qt pieces of the ultrasound console view: the image viewport and the probe positioning map.
+"""Qt pieces of the ultrasound console view: the image viewport, the probe positioning map and the parameter card
+whose status line is the model's.
 
 The probe map is a body pictogram unrolled around the torso: azimuth around the body across (the
 patient's right flank on the screen's left, the anterior midline in the middle, the left flank on the
@@ -19,7 +20,9 @@ from typing import Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import viewport as viewport_module
+from consoles.common.params import Parameter
 from consoles.common.viewport import ImageViewport
+from consoles.common.widgets import ParameterCard
 
 AZIMUTH_RANGE = (-135.0, 135.0)  # the map's width: front and both flanks (the model's azimuth bounds)
 FOOTPRINT_LEN_PX, FOOTPRINT_W_PX = 28.0, 10.0
@@ -31,6 +34,15 @@ TEXT = QtGui.QColor("#d0d5dc")
 PROBE = QtGui.QColor("#8cc4ff")
 PROBE_FROZEN = QtGui.QColor("#8a939e")
 MARKER = QtGui.QColor("#ffa040")
+
+
+class USParameterCard(ParameterCard):
+    """A parameter card whose commits leave the status line to the US model: the model says what it set, and
+    when it set another value than the one entered, which setting limits it (issue 34), where the shared card
+    would add "(limited by the other settings)" over it."""
+
+    def _commit(self, p: Parameter, value: float) -> None:
+        p.commit(self.model, value)
 
 
 class USImageViewport(ImageViewport):

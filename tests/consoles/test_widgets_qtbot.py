@@ -184,7 +184,7 @@ def test_up_and_down_step_by_the_parameter_step_inside_the_range(qtbot, show):
     assert kv.commits == [130.0, 120.0, 110.0] and kv.field.value() == 150.0
     for _ in range(3):  # arrows stop at the range's end; only a typed full-turn angle wraps
         qtbot.keyClick(rot.field, Key.Key_Up)
-    assert rot.commits == [355.0, 360.0] and rot.field.value() == 360.0
+    assert rot.commits == [355.0, 359.0] and rot.field.value() == 359.0  # 0-359: the field never shows 360
     for _ in range(12):  # 0.1 ms steps land on the shown decimals, never 1.0999999
         qtbot.keyClick(te.field, Key.Key_Down)
     assert te.commits[:3] == [1.9, 1.8, 1.7] and te.commits[-1] == 1.0 and te.field.text() == "1.0"
