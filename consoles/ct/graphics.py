@@ -27,13 +27,21 @@ RULER_GAP_PX = 3.0  # a ruler's base line this far outside the scout image
 # lateral scout's table-height ruler with numbers and title below (the AP scout keeps the same, so both
 # scouts show table z at the same scale)
 SCOUT_MARGIN_PX = {"left": 50.0, "right": 8.0, "top": 46.0, "bottom": 52.0}
+# the AP scout's labels of horizontal lines (Start, End, Monitor, '#N acquired') go right of the image, on their
+# line's row, where no body is (issue 34): a gutter as wide as the widest of them ('Start -870.0' at 13 px, 79 px)
+AP_LABEL_GUTTER_PX = 92.0
 
 
-def scout_view_box(width_px: int, height_px: int, u0: float, u1: float, v0: float, v1: float
+def scout_margins(view: str) -> dict[str, float]:
+    """The pixel margins around a scout image (SCOUT_MARGIN_PX; the AP scout's right one is its label gutter)."""
+    return dict(SCOUT_MARGIN_PX, right=AP_LABEL_GUTTER_PX) if view == "ap" else dict(SCOUT_MARGIN_PX)
+
+
+def scout_view_box(width_px: int, height_px: int, u0: float, u1: float, v0: float, v1: float, view: str = "lateral"
                    ) -> tuple[float, float, float, float]:
     """(u0, u1, v0, v1) for ImageViewport.set_view_box: the scout image's mm box with SCOUT_MARGIN_PX around it
     at the scale that fits the widget (before the widget is laid out: 40 mm left, 10 mm elsewhere)."""
-    mg = SCOUT_MARGIN_PX
+    mg = scout_margins(view)
     free_w, free_h = width_px - mg["left"] - mg["right"], height_px - mg["top"] - mg["bottom"]
     if free_w < 50 or free_h < 50:
         return u0 - 40.0, u1 + 10.0, v0 - 10.0, v1 + 10.0
@@ -54,7 +62,7 @@ class ScoutLabels:
     def __init__(self, sc: Any, u0: float, u1: float, top: float, bottom: float, k: float, width: int,
                  height: int, o: ov.OverlaySet) -> None:
         self.k, self.width, self.height = k, width, height
-        vu0, vu1, vv0, vv1 = scout_view_box(width, height, u0, u1, bottom, top)
+        vu0, vu1, vv0, vv1 = scout_view_box(width, height, u0, u1, bottom, top, sc.view)
         self.cu, self.cv = (vu0 + vu1) / 2.0, (vv0 + vv1) / 2.0  # the viewport centres its view box
         self.left, self.right = self.x(u0), self.x(u1)
         self.top, self.bottom = self.y(top), self.y(bottom)
@@ -100,15 +108,15 @@ class ScoutLabels:
         """Spots for a range edge's label: inside the range next to the edge (left end, right end), then outside."""
         g = 12.0
         first, second = (y_edge + g, y_edge - g) if inside_below else (y_edge - g, y_edge + g)
-        return [label_layout.Spot(self.left + LABEL_GAP_PX, first, "left"),
+        return [*self.beyond_right(y_edge),
+                label_layout.Spot(self.left + LABEL_GAP_PX, first, "left"),
                 label_layout.Spot(self.right - LABEL_GAP_PX, first, "right"),
                 label_layout.Spot(self.left + LABEL_GAP_PX, second, "left"),
-                label_layout.Spot(self.right - LABEL_GAP_PX, second, "right"),
-                *self.beyond_right(y_edge)]
+                label_layout.Spot(self.right - LABEL_GAP_PX, second, "right")]
 
     def beyond_right(self, y: float) -> list[label_layout.Spot]:
-        """Spots right of the image, on row `y` (the viewport's room beside a scout narrower than it)."""
-        return [label_layout.Spot(self.right + LABEL_GAP_PX, y, "left")]
+        """Spots right of the image (the AP scout's label gutter), on row `y`, then just above and below it."""
+        return [label_layout.Spot(self.right + LABEL_GAP_PX, y + dy, "left") for dy in (0.0, -10.0, 10.0)]
 
     def side_letter(self, x: float, align: str) -> list[label_layout.Spot]:
         """Spots for an orientation letter on one side: inside the image's edge at mid height (over air), a little
@@ -174,10 +182,9 @@ def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int)
             place.add("end_label", f"End {m.end_mm:.1f}", color, 13, place.beside_edge(place.y(m.end_mm), False))
             if m.protocol.contrast:
                 ym = place.y(m.bolus.shown_monitor_z())
-                place.add("monitor_label", "Monitor", ov.CYAN, 12,
+                place.add("monitor_label", "Monitor", ov.CYAN, 12, place.beyond_right(ym) +
                           [label_layout.Spot(x, ym + dy, a) for dy in (-10.0, 10.0)
-                           for x, a in ((place.right - 4, "right"), (place.left + LABEL_GAP_PX, "left"))]
-                          + place.beyond_right(ym))
+                           for x, a in ((place.right - 4, "right"), (place.left + LABEL_GAP_PX, "left"))])
         else:  # the lateral scout's horizontal axis is height against the couch top
             yi = m.iso_couch_y()
             o.add(ov.Handle("iso_handle", yi, (top + bottom) / 2, ov.CYAN, 14, role="move", target="iso_line",
@@ -196,9 +203,9 @@ def scout_overlays(m: Any, view: str, px_per_mm: float, width: int, height: int)
         for sr in m.series:
             ys = place.y(sr.start_mm)
             place.add(f"series{sr.uid}_label", f"#{sr.uid} acquired", (0.75, 0.75, 0.8), 11,
+                      place.beyond_right(ys + 10.0) +
                       [label_layout.Spot(x, ys + dy, a) for dy in (10.0, -10.0)
-                       for x, a in ((place.right - LABEL_GAP_PX, "right"), (place.left + LABEL_GAP_PX, "left"))]
-                      + place.beyond_right(ys + 10.0))
+                       for x, a in ((place.right - LABEL_GAP_PX, "right"), (place.left + LABEL_GAP_PX, "left"))])
     return o
 
 

@@ -466,7 +466,7 @@ class CTConsoleView(ConsoleViewBase):
             u1 = sc.u0 + (n_cols - 1) * sc.du
             # the scout's fixed window (the protocol's): the same table mm at the same pixel on every patient,
             # with pixel margins for the rulers (graphics.SCOUT_MARGIN_PX)
-            vp.set_view_box(*graphics.scout_view_box(vp.width(), vp.height(), sc.u0, u1, bottom, top))
+            vp.set_view_box(*graphics.scout_view_box(vp.width(), vp.height(), sc.u0, u1, bottom, top, view))
             vp.set_image(sc.pixels, sc.u0, sc.v_top, sc.du, sc.dv)
 
     def _draw_plan(self) -> None:
