@@ -239,7 +239,8 @@ class BolusTracking(ModelComponent):
         injection" stayed after the plan was confirmed), and the injection's time."""
         h = self.host
         if self.status == "ready" and self.roi is not None:
-            text = ("ROI placed, plan confirmed: start the injection." if h.confirmed else
+            text = ("ROI placed; the scanner is busy." if h.busy else
+                    "ROI placed, plan confirmed: start the injection." if h.confirmed else
                     "ROI placed. Confirm the plan, then start the injection.")
         else:
             text = {"off": "Set the monitoring slice and take a reference image.",

@@ -67,6 +67,13 @@ def test_bolus_status_follows_the_plans_confirmation(rt):
     m.confirm()
     assert m.bolus.status_text() == "ROI placed, plan confirmed: start the injection."
     assert m.message == "Plan confirmed. Start the injection (Bolus tracking), or press Scan."
+    other = _scouted(rt, "ccta", "ccta_heart_coverage_isocenter")  # a manual scan instead of the injection
+    other.set_monitor_z(-65.0)
+    other.acquire_monitor_reference()
+    other.set_roi(0.0, 40.0)
+    other.confirm()
+    other.scan()
+    assert other.bolus.status_text() == "ROI placed; the scanner is busy."
     m.set_bolus_param("threshold_hu", 160)
     assert m.message == "Trigger at 160 HU."
     m.start_bolus_tracking()
