@@ -102,7 +102,7 @@ class ExamQueue:
         found = self.row_conflicts(row)
         if found:
             return found[0]
-        return status.param_message(self.index_of(row.uid), row, name, value, self.scan_time_text(row))
+        return status.param_message(self.index_of(row.uid), name, value, self.scan_time_text(row))
 
     def row_conflicts(self, row: QueueRow) -> list[str]:
         return conflicts(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))

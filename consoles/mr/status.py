@@ -8,13 +8,10 @@ and the scan time that follows, in the m:ss every other copy of that time shows 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from consoles.common.numeric import format_number
 from consoles.mr.param_card import CHOICES, PARAM
-
-if TYPE_CHECKING:
-    from consoles.mr.queue import QueueRow
 
 __all__ = ["CHOICE_LABELS", "CHOICE_TITLES", "GoStatus", "GO_KINDS", "go_status", "param_message", "setting_text"]
 
@@ -67,6 +64,6 @@ def setting_text(name: str, value: Any) -> str:
     return f"{p.label} {format_number(float(value), p.decimals, p.unit)}"
 
 
-def param_message(index: int, row: "QueueRow", name: str, value: Any, scan_time: str) -> str:
+def param_message(index: int, name: str, value: Any, scan_time: str) -> str:
     """The status line after a parameter of row `index` (1-based) was set: what was set and the scan time."""
     return f"Row {index}: {setting_text(name, value)}; scan time {scan_time}."
