@@ -13,6 +13,13 @@ def format_number(value: float, decimals: int, unit: str) -> str:
     return f"{text} {unit}" if unit else text
 
 
+def duration_text(seconds: float) -> str:
+    """m:ss, as a scanner shows a scan time (queue, Ready line, card, status line): whole seconds, rounded once
+    here so every copy of one duration reads the same."""
+    s = int(round(max(0.0, float(seconds))))
+    return f"{s // 60}:{s % 60:02d}"
+
+
 def parse_number(text: str, unit: str) -> float | None:
     """A typed number, with or without its unit; None when it is not a finite number."""
     t = text.strip().replace("\u2212", "-")

@@ -14,6 +14,7 @@ import numpy as np
 from rendering import ct_physics
 
 from consoles.common.model_base import ModelComponent, Rule, ScheduledEvent
+from consoles.common.numeric import format_number
 from consoles.common.params import Parameter
 
 if TYPE_CHECKING:
@@ -161,6 +162,8 @@ class BolusTracking(ModelComponent):
         if v != getattr(self, name):
             setattr(self, name, v)
             self._log("bolus_param_changed", name=name, value=v)
+            p = PARAM[name]
+            self.host.message = f"{p.label} {format_number(v, p.decimals, p.unit)}."
         self._changed("bolus")
 
     def roi_image_mm(self) -> tuple[float, float]:
@@ -189,7 +192,8 @@ class BolusTracking(ModelComponent):
         self.samples = []
         self._schedule_sample(self.t + MONITOR_DELAY_S)
         self._log("injection_started", threshold_hu=self.threshold_hu, delay_s=self.delay_s)
-        h.message = f"Injection running. Monitoring starts in {MONITOR_DELAY_S:.0f} s."
+        # times on the exam clock, not counts down: a message that stays up never goes stale
+        h.message = f"Injection started at {self.t:.1f} s. Monitoring starts at {self.t + MONITOR_DELAY_S:.1f} s."
         self._changed("bolus")
 
     def _schedule_sample(self, t: float) -> None:
@@ -210,7 +214,7 @@ class BolusTracking(ModelComponent):
             self.next_sample_t = None
             self._pending.append(self.schedule(self.t_scan, self._scan_start, PRIORITY_SCAN_START, "bolus_scan"))
             self._log("bolus_triggered", roi_hu=hu, t_since_injection=round(self.t - h.t_injection, 2))
-            h.message = f"Threshold reached ({hu:.0f} HU). Scan starts in {self.delay_s:.0f} s."
+            h.message = f"Threshold reached ({hu:.0f} HU). Scan starts at {self.t_scan:.1f} s."
         elif self.t - h.t_injection >= MONITOR_TIMEOUT_S:
             self.status = "done"
             self.next_sample_t = None
@@ -229,6 +233,25 @@ class BolusTracking(ModelComponent):
             h._start_scan()
         else:
             h.message = "Triggered, but the plan is not confirmed: scan did not start."
+
+    def status_text(self) -> str:
+        """The bolus page's status line: the step tracking is at now (issue 34: "Confirm the plan, then start the
+        injection" stayed after the plan was confirmed), and the injection's time."""
+        h = self.host
+        if self.status == "ready" and self.roi is not None:
+            text = ("ROI placed; the scanner is busy." if h.busy else
+                    "ROI placed, plan confirmed: start the injection." if h.confirmed else
+                    "ROI placed. Confirm the plan, then start the injection.")
+        else:
+            text = {"off": "Set the monitoring slice and take a reference image.",
+                    "ready": "Click the descending aorta on the image to place the ROI.",
+                    "monitoring": "Monitoring the ROI (1 image/s). Scan starts automatically at the threshold; "
+                                  "Scan starts it now.",
+                    "triggered": f"Triggered: scan starts at {self.t_scan or 0:.1f} s.",
+                    "done": "Bolus tracking finished."}[self.status]
+        if h.t_injection is not None:
+            text += f"\nInjection started at {h.t_injection:.1f} s ({h.t - h.t_injection:.0f} s ago)."
+        return text
 
     def on_manual_scan(self) -> None:
         """The user pressed Scan while monitoring or waiting for the delay: tracking ends now."""

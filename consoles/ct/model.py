@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from consoles.common.model_base import ConsoleActionError, ConsoleModelBase, PerturbationDraws, Rule
+from consoles.common.numeric import format_number
 from consoles.common.params import Parameter
 from consoles.ct import bolus as bolus_module
 from consoles.ct.bolus import MONITOR_DELAY_S, MONITOR_TIMEOUT_S, BolusTracking  # noqa: F401 (re-exported)
@@ -451,8 +452,10 @@ class CTModel(ConsoleModelBase):
         s, e = round(s, 1), round(e, 1)
         if (s, e) != (self.start_mm, self.end_mm):
             self.start_mm, self.end_mm = s, e
-            self._unconfirm()
+            was_confirmed = self._unconfirm()
             self._log("range_changed", start_mm=s, end_mm=e)
+            self.message = self._plan_message(f"Range {format_number(s, 1, '')} to {format_number(e, 1, 'mm')}: "
+                                              f"length {self.length_text()}, {self.dlp_text()}.", was_confirmed)
         self._changed("plan")
 
     def move_range(self, delta_mm: float) -> None:
@@ -466,8 +469,9 @@ class CTModel(ConsoleModelBase):
         h = self.parameters["table_height_mm"].clamp(h)
         if h != self.table_height_mm:
             self.table_height_mm = h
-            self._unconfirm()
+            was_confirmed = self._unconfirm()
             self._log("table_height_changed", table_height_mm=h)
+            self.message = self._plan_message(f"Table height {format_number(h, 1, 'mm')}.", was_confirmed)
         self._changed("plan")
 
     def set_param(self, name: str, value: float) -> None:
@@ -478,26 +482,57 @@ class CTModel(ConsoleModelBase):
         value = p.clamp(value)
         if getattr(self, name) != value:
             setattr(self, name, value)
-            self._unconfirm()
+            was_confirmed = self._unconfirm()
             self._log("param_changed", name=name, value=value)
+            self.message = self._plan_message(
+                f"{p.label} {format_number(value, p.decimals, p.unit)}: {self.ctdi_text()}, {self.dlp_text()}.",
+                was_confirmed)
         self._changed("params")
 
-    def _unconfirm(self) -> None:
-        if self.confirmed:
-            self.confirmed = False
-            self.message = "Plan changed: confirm it again before scanning."
+    def _unconfirm(self) -> bool:
+        """Drop the plan's confirmation; whether it was confirmed."""
+        was = self.confirmed
+        self.confirmed = False
+        return was
+
+    @staticmethod
+    def _plan_message(what: str, was_confirmed: bool) -> str:
+        """The status line after a plan or parameter edit: what it set, and that the plan needs confirming again
+        when the edit unconfirmed it."""
+        return f"{what} Plan changed: confirm it again before scanning." if was_confirmed else what
 
     def confirm(self) -> None:
         self._editable()
         self.confirmed = True
         self._log("plan_confirmed", start_mm=self.start_mm, end_mm=self.end_mm,
                   table_height_mm=self.table_height_mm)
-        self.message = "Plan confirmed. Press Scan to start the acquisition."
+        if self.protocol is not None and self.protocol.contrast and self.bolus.status in ("off", "ready"):
+            self.message = "Plan confirmed. Start the injection (Bolus tracking), or press Scan."
+        else:
+            self.message = "Plan confirmed. Press Scan to start the acquisition."
         self._changed("plan")
 
     def current_dose(self) -> ct_physics.Dose:
         region = self.protocol.region if self.protocol else "chest"
-        return ct_physics.dose(self.kv, self.mas, self.pitch, self.start_mm - self.end_mm, region)
+        return ct_physics.dose(self.kv, self.mas, self.pitch, self.length_mm, region)
+
+    # One text per derived value: the panel's read-outs and the status line both show these (issue 34).
+    @property
+    def length_mm(self) -> float:
+        """The planned range's length (start - end), table mm."""
+        return round(self.start_mm - self.end_mm, 1)
+
+    def length_text(self) -> str:
+        return format_number(self.length_mm, 1, "mm")
+
+    def ctdi_text(self) -> str:
+        return f"CTDIvol {self.current_dose().ctdi_vol_mgy:.2f} mGy"
+
+    def dlp_text(self) -> str:
+        return f"DLP {self.current_dose().dlp_mgycm:.0f} mGy\u00b7cm"
+
+    def effective_dose_text(self) -> str:
+        return f"Effective dose {self.current_dose().effective_msv:.2f} mSv"
 
     def dose_limit_exceeded(self) -> bool:
         return self.ctdi_limit_mgy is not None and self.current_dose().ctdi_vol_mgy > self.ctdi_limit_mgy + 1e-9
@@ -527,7 +562,7 @@ class CTModel(ConsoleModelBase):
         self.scan_t_end = self.t + helical_duration_s(length, self.pitch, self.collimation_mm, self.rotation_s)
         self.schedule(self.scan_t_end, self._end_of_rotation, PRIORITY_ROTATION_END, "rotation_end")
         self._log("scan_started", start_mm=self.start_mm, end_mm=self.end_mm)
-        self.message = "Scanning..."
+        self.message = f"Scanning series {len(self.series) + 1}..."
         self._changed("scan")
 
     def scan_progress(self) -> float:
@@ -657,6 +692,8 @@ class CTModel(ConsoleModelBase):
     def _end_of_rotation(self) -> None:
         self.scan_status = "reconstructing"
         self.scan_t_end += RECON_SECONDS
+        # the scanning message ends with the rotation (issue 34: "Scanning..." stayed beside "Reconstructing 100 %")
+        self.message = f"Acquisition done. Reconstructing series {len(self.series) + 1}..."
         self.schedule(self.scan_t_end, self._finish_scan, PRIORITY_RECON_DONE, "recon_done")
         self._changed("scan")
 

@@ -367,7 +367,7 @@ class CTConsoleView(ConsoleViewBase):
         ("_refresh_plan_buttons", ("plan", "params")),
         ("_refresh_dose", ("plan", "params")),
         ("_refresh_bolus_controls", ("plan", "params")),
-        ("_refresh_bolus_status", ()),
+        ("_refresh_bolus_status", ("plan", "params")),  # its words follow the plan's confirmation
         ("_refresh_progress", ()),
     )
     QUIET_TOPICS = ("recon_slice",)  # the image and its caption are drawn by _show_recon
@@ -415,13 +415,13 @@ class CTConsoleView(ConsoleViewBase):
         self.confirm_btn.setText("Plan confirmed" if m.confirmed else "Confirm plan")
         self.scan_btn.setEnabled(CAN_SCAN(m))
         self.open_btn.setEnabled(bool(m.series) and not m.busy)
-        self.length_label.setText(f"{m.start_mm - m.end_mm:.1f} mm")
+        self.length_label.setText(m.length_text())
 
     def _refresh_dose(self) -> None:
         m = self.model
-        d = m.current_dose()
-        self.dose_label.setText(f"CTDIvol {d.ctdi_vol_mgy:.2f} mGy   DLP {d.dlp_mgycm:.0f} mGy·cm\n"
-                                f"Effective dose {d.effective_msv:.2f} mSv   Noise ~{m.expected_noise_hu():.0f} HU")
+        # the model's texts: the status line shows the same ones after an edit (issue 34)
+        self.dose_label.setText(f"{m.ctdi_text()}   {m.dlp_text()}\n"
+                                f"{m.effective_dose_text()}   Noise ~{m.expected_noise_hu():.0f} HU")
         if m.ctdi_limit_mgy is not None:
             size = "" if m.ctdi_limit_dw_mm is None else f" (size-specific, Dw {m.ctdi_limit_dw_mm:.0f} mm)"
             if m.dose_limit_exceeded():
@@ -442,18 +442,7 @@ class CTConsoleView(ConsoleViewBase):
         self.bolus_btn.setEnabled(CAN_START(m))
 
     def _refresh_bolus_status(self) -> None:
-        m = self.model
-        b = m.bolus
-        status = {"off": "Set the monitoring slice and take a reference image.",
-                  "ready": "Click the descending aorta on the image to place the ROI." if b.roi is None else
-                  "ROI placed. Confirm the plan, then start the injection.",
-                  "monitoring": "Monitoring the ROI (1 image/s). Scan starts automatically at the threshold; "
-                                "Scan starts it now.",
-                  "triggered": f"Triggered: scan starts at {b.t_scan or 0:.1f} s.",
-                  "done": "Bolus tracking finished."}[b.status]
-        if m.t_injection is not None:
-            status += f"\nInjection started at {m.t_injection:.1f} s ({m.t - m.t_injection:.0f} s ago)."
-        self.bolus_status.setText(status)
+        self.bolus_status.setText(self.model.bolus.status_text())
         self.hu_curve.update()
 
     def _refresh_progress(self) -> None:
@@ -477,7 +466,7 @@ class CTConsoleView(ConsoleViewBase):
             u1 = sc.u0 + (n_cols - 1) * sc.du
             # the scout's fixed window (the protocol's): the same table mm at the same pixel on every patient,
             # with pixel margins for the rulers (graphics.SCOUT_MARGIN_PX)
-            vp.set_view_box(*graphics.scout_view_box(vp.width(), vp.height(), sc.u0, u1, bottom, top))
+            vp.set_view_box(*graphics.scout_view_box(vp.width(), vp.height(), sc.u0, u1, bottom, top, view))
             vp.set_image(sc.pixels, sc.u0, sc.v_top, sc.du, sc.dv)
 
     def _draw_plan(self) -> None:

@@ -148,8 +148,7 @@ class ParameterCard:
         assert row is not None
         v = self._apply_param(row, name, value)
         self._log("param_changed", row=row.uid, name=name, value=v)
-        found = self.row_conflicts(row)
-        self.message = found[0] if found else f"Scan time {self.duration_s(row):.0f} s."
+        self.message = self._param_message(row, name, v)
         self._changed("params")
         return v
 
@@ -161,6 +160,7 @@ class ParameterCard:
         row.params.set_pose(pose)
         self._log("geometry_changed", row=row.uid, centre_mm=list(row.params.centre_mm),
                   orientation=row.params.orientation_text(), inplane_deg=row.params.inplane_deg)
+        self.message = f"Row {self.index_of(row.uid)}: slice group planned at {row.params.orientation_text()}."
         self._changed("params")
 
     def set_shim_size(self, size_mm: tuple[float, float, float] | None) -> None:

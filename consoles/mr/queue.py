@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from consoles.mr import mapping
+from consoles.common.numeric import duration_text
+from consoles.mr import mapping, status
 from consoles.mr.protocols import PROTOCOLS, MRProtocol, get_protocol, library_tree
 from consoles.mr.row_params import RowParams, conflicts, scan_time_s
 
@@ -86,6 +87,23 @@ class ExamQueue:
             return round(row.t_end - row.t_start, 3)
         return scan_time_s(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))
 
+    def scan_time_text(self, row: QueueRow) -> str:
+        """The row's scan time as every place shows it (queue Time column, Go line, card, status line): m:ss
+        of duration_s, one rounding for all of them (issue 34: the queue read 0:17 beside a card's 0:16)."""
+        return duration_text(self.duration_s(row))
+
+    def go_status(self) -> status.GoStatus:
+        """The Go line under the queue, as it stands now (consoles.mr.status.go_status)."""
+        return status.go_status(self)
+
+    def _param_message(self, row: QueueRow, name: str, value: Any) -> str:
+        """The status line after `name` of `row` was set to `value`: a conflict it made, or what was set and
+        the scan time that follows."""
+        found = self.row_conflicts(row)
+        if found:
+            return found[0]
+        return status.param_message(self.index_of(row.uid), name, value, self.scan_time_text(row))
+
     def row_conflicts(self, row: QueueRow) -> list[str]:
         return conflicts(row.params, row.proto, self.heart_rate_bpm, self._signal(row.params.trigger))
 
@@ -130,7 +148,10 @@ class ExamQueue:
         self._changed("open")
 
     def close_row(self) -> None:
+        row = self.open_row
         self._open_uid = None
+        if row is not None:
+            self.message = f"{row.name} closed."
         self._changed("open")
 
     def rename(self, uid: int, name: str) -> None:
@@ -182,6 +203,7 @@ class ExamQueue:
         self._require(0 <= j < len(self.rows), f"{row.name} is already {'last' if delta > 0 else 'first'}.")
         self.rows[i], self.rows[j] = self.rows[j], self.rows[i]
         self._log("row_moved", row=uid, index=j + 1)
+        self.message = f"{row.name} moved {'down' if delta > 0 else 'up'} to row {j + 1}."
         self._changed("queue")
 
     def move_up(self, uid: int) -> None:
@@ -244,7 +266,7 @@ class ExamQueue:
         self._done_event = self.schedule(row.t_end, lambda uid=row.uid: self._finish(uid), PRIORITY_ROW_DONE,
                                          "row_done")
         self._log("row_started", row=row.uid, name=row.name, duration_s=round(row.t_end - row.t_start, 3))
-        self.message = f"Scanning {row.name}..."
+        self.message = f"Scanning row {self.index_of(row.uid)}, {row.name}..."
         self._changed("scan")
 
     def stop(self) -> None:
@@ -257,7 +279,7 @@ class ExamQueue:
         row.status, row.t_end = "stopped", self.t
         self._running_uid = None
         self._log("row_stopped", row=row.uid)
-        self.message = f"{row.name} stopped."
+        self.message = f"Row {self.index_of(row.uid)} stopped: {row.name}."
         self._changed("scan")
 
     def remaining_s(self) -> float:
@@ -276,7 +298,11 @@ class ExamQueue:
         if s.localizer and self.autoload_localizer:
             for k in range(min(3, len(self.layout.viewports))):  # sagittal, coronal, transverse into 1-3
                 self._load(k, s.uid, k)
-        self.message = f"{row.name} done: series {s.uid} ({s.n_images} image{'' if s.n_images == 1 else 's'})."
+        # the end of a scan reads as such, with what Go would do next (issue 34)
+        nxt = self.go_target()
+        after = "no pending rows" if nxt is None else f"Go starts row {self.index_of(nxt.uid)} next"
+        self.message = (f"Row {self.index_of(uid)} done: {row.name}, series {s.uid} ({s.n_images} "
+                        f"image{'' if s.n_images == 1 else 's'}); {after}.")
         self._changed("series")
 
     def _fault_stop(self, uid: int) -> None:

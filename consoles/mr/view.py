@@ -15,13 +15,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from consoles.common import overlays as ov
 from consoles.common.layout import ViewportLayout
+from consoles.common.numeric import duration_text as mss
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.widgets import THUMB_PX, button, colour_thumbnail, group, header_bar, thumbnail
 from consoles.mr import mapping, planning
 from consoles.mr import view_graphics as graphics
 from consoles.mr.model import MRModel, apply_resize, plan_grips
-from consoles.mr.view_card import TABS, CardPanel, mss
+from consoles.mr.view_card import TABS, CardPanel
 from consoles.mr.view_parts import HandDrag, RenameField, status_icon
 
 ROLE = QtCore.Qt.ItemDataRole.UserRole
@@ -37,6 +38,9 @@ LEFT_W, RIGHT_W = 356, 312
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
 SCANNING_COLOR = "#8cc4ff"  # a scan under way: information, neither ready (green) nor blocked (orange)
+# the Go line's colour by its kind (consoles.mr.status.GO_KINDS): nothing left to start is news in the status
+# line's neutral colour, not a warning (issue 34)
+GO_COLORS = {"ready": "#7dffa0", "scanning": SCANNING_COLOR, "finished": "#e2e6eb", "blocked": "#ffb36b"}
 VIEWER_LEGEND = "Grips: square move, circle rotate, blue FOV, yellow pair slices. Wheel down: next image"
 SERIES_CELL_W = 182  # three entries side by side in the series list (beside a scroll bar's room)
 
@@ -404,8 +408,10 @@ class MRConsoleView(ConsoleViewBase):
 
     PANEL_PARTS = (
         ("_refresh_header", ("clock",)),
-        ("_refresh_queue", ()),
-        ("_refresh_go", ("clock",)),
+        # the queue's Time column and the Go line show the open row's scan time, as the card does: redrawn with
+        # it on a parameter edit (issue 34: the Time column lagged the card until a scan started)
+        ("_refresh_queue", ("params",)),
+        ("_refresh_go", ("clock", "params")),
         ("_refresh_toolbar", ("layout", "measure")),
         ("_refresh_card", ("params",)),
         ("_refresh_message", ("params", "layout", "selection", "measure")),
@@ -437,7 +443,7 @@ class MRConsoleView(ConsoleViewBase):
             q.setRowCount(len(m.rows))
         open_uid = m.open_row.uid if m.open_row is not None else None
         for r, row in enumerate(m.rows):
-            texts = (str(r + 1), row.name, row.status, mss(m.duration_s(row)))
+            texts = (str(r + 1), row.name, row.status, m.scan_time_text(row))
             for c, text in enumerate(texts):
                 it = q.item(r, c)
                 if it is None:
@@ -463,22 +469,9 @@ class MRConsoleView(ConsoleViewBase):
         self.stop_btn.setEnabled(running)
 
     def _refresh_go(self) -> None:
-        m = self.model
-        reason = m.go_blocker()
-        target = m.go_target()
-        running = m.running_row
-        if reason is None and target is not None:
-            self.go_reason.setText(f"Ready: Go starts row {m.index_of(target.uid)}, {target.name} "
-                                   f"({mss(m.duration_s(target))}).")
-            _set_style(self.go_reason, "color: #7dffa0;")
-        elif running is not None:
-            # a scan under way is news, not a warning: the press that started it worked (issue 24)
-            self.go_reason.setText(f"Scanning row {m.index_of(running.uid)}, {running.name}, "
-                                   f"{m.remaining_s():.0f} s left; Go is unavailable while scanning.")
-            _set_style(self.go_reason, f"color: {SCANNING_COLOR};")
-        else:
-            self.go_reason.setText(f"Go blocked: {reason}")
-            _set_style(self.go_reason, "color: #ffb36b;")
+        go = self.model.go_status()  # the words are the model's (consoles.mr.status); the colour says their kind
+        self.go_reason.setText(go.text)
+        _set_style(self.go_reason, f"color: {GO_COLORS[go.kind]};")
 
     def _refresh_toolbar(self) -> None:
         m = self.model

@@ -13,24 +13,13 @@ from PySide6 import QtCore, QtWidgets
 from consoles.common.widgets import button, group
 from consoles.mr import card_help, mapping
 from consoles.mr.model import CARD, CHOICES
+from consoles.mr.status import CHOICE_LABELS, CHOICE_TITLES
 from consoles.common.widgets import ChoiceRow
 
-CHOICE_LABELS = {"trigger": {"none": "None", "ecg": "ECG", "pulse": "Pulse"},
-                 "main": {"T": "Tra", "C": "Cor", "S": "Sag"},
-                 "shim_mode": {"tune_up": "Tune-up", "standard": "Standard", "advanced": "Advanced"},
-                 "scheme": {k: k for k in CHOICES["scheme"][0]}}
-CHOICE_TITLES = {"trigger": "Trigger", "main": "Main orientation", "shim_mode": "Shim mode",
-                 "scheme": "MOLLI scheme"}
 TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
 WIDE_CHOICES = ("shim_mode",)  # buttons that need the card's whole width, under their label
 # The ranges and sign conventions under the fields (consoles.mr.card_help), in the ultrasound probe panel's font
 HELP_STYLE = "color: #c3cad3; font-size: 12px;"
-
-
-def mss(seconds: float) -> str:
-    """m:ss, as a scanner's queue and card show durations."""
-    s = int(round(max(0.0, seconds)))
-    return f"{s // 60}:{s % 60:02d}"
 
 
 class CardPanel:
@@ -168,7 +157,7 @@ class CardPanel:
                 self.conflict.setStyleSheet("color: #ff9a8a;")
         else:
             self.card_title.setText(f"<b>Row {m.index_of(row.uid)}: {row.name}</b>  ({row.status})")
-            self.scan_time.setText(f"Scan time {mss(m.duration_s(row))}")
+            self.scan_time.setText(f"Scan time {m.scan_time_text(row)}")
             found = m.row_conflicts(row)
             warned = mapping.warnings(row.params, row.proto, m.shown_heart_rate())
             _set_text(self.conflict, f"Conflict: {found[0]}" if found else f"Warning: {warned[0]}" if warned else "")

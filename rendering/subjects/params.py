@@ -71,6 +71,29 @@ def parse_id(subject_id: str) -> tuple[str, int] | None:
     return None
 
 
+def _sex(index: int) -> str:
+    return "F" if index % 2 == 0 else "M"  # balanced cohort: 15 F, 15 M
+
+
+def _habitus_draws(rng: np.random.Generator, sex: str) -> tuple[float, float]:
+    """Stature (cm) and BMI (kg/m^2): a subject's first two draws (sample_params documents the ranges)."""
+    tn = lambda m, s, lo, hi: float(np.clip(rng.normal(m, s), lo, hi))  # noqa: E731
+    height = tn(163, 7, 150, 180) if sex == "F" else tn(177, 7.5, 160, 196)
+    return height, tn(26.5, 4.5, 18.5, 38)
+
+
+def habitus(subject_id: str) -> tuple[float, float]:
+    """(stature cm, BMI kg/m^2) of a procedural subject, the cohort table's first columns (the body's width and
+    depth follow sqrt(BMI)); dev is the reference 175 cm at BMI 25.5. For picking a cohort's extremes."""
+    parsed = parse_id(subject_id)
+    if parsed is None:
+        raise KeyError(subject_id)
+    cohort, index = parsed
+    if cohort == "dev":
+        return SubjectParams(id="dev", cohort="dev", index=0).height_cm, 25.5
+    return _habitus_draws(np.random.default_rng(subject_seed(cohort, index)), _sex(index))
+
+
 def sample_params(subject_id: str) -> SubjectParams:
     parsed = parse_id(subject_id)
     if parsed is None:
@@ -79,7 +102,7 @@ def sample_params(subject_id: str) -> SubjectParams:
     if cohort == "dev":
         return SubjectParams(id="dev", cohort="dev", index=0)
     rng = np.random.default_rng(subject_seed(cohort, index))
-    sex = "F" if index % 2 == 0 else "M"      # balanced cohort: 15 F, 15 M
+    sex = _sex(index)
     tn = lambda m, s, lo, hi: float(np.clip(rng.normal(m, s), lo, hi))  # noqa: E731
     # Adult ranges each draw follows (mean, SD, clipped to the published normal range):
     # - stature: adult height F 163 +- 7 cm, M 177 +- 7.5 cm (WHO/NCD-RisC adult means); the whole skeleton
@@ -102,8 +125,7 @@ def sample_params(subject_id: str) -> SubjectParams:
     # - kidney length 95-126 mm (mean left 112, right 110 mm, SD ~8 mm; Emamian 1993), upper pole from T11 to
     #   L1 (+- 25 mm around mid-T12), right kidney -6..32 mm lower than the left, coronal tilt 5-24 deg;
     # - bladder volume at scanning, spleen size: +- 12 % / +- 10 %.
-    height = tn(163, 7, 150, 180) if sex == "F" else tn(177, 7.5, 160, 196)
-    bmi = tn(26.5, 4.5, 18.5, 38)
+    height, bmi = _habitus_draws(rng, sex)
     bulk = (bmi / 25.5) ** 0.5
     width = float(np.clip(bulk * tn(1.0, 0.04, 0.9, 1.1) * (0.94 if sex == "F" else 1.0), 0.82, 1.25))
     depth = float(np.clip(bulk * tn(1.0, 0.05, 0.88, 1.12) * (0.95 if sex == "F" else 1.0), 0.85, 1.25))

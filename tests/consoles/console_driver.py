@@ -168,16 +168,16 @@ def driving(display, con: ConsoleProcess) -> Iterator[Driver]:
 
 
 def run_script(display, modality: str, card: str, script: Callable[[Driver], None],
-               con: ConsoleProcess | None = None, seed: int = 0) -> tuple[Driver, ConsoleProcess]:
-    """Launch a console on `card` (or reset `con` in place to it), home the pointer and run `script`.
+               con: ConsoleProcess | None = None, seed: int = 0, subject: str = SUBJECT) -> tuple[Driver, ConsoleProcess]:
+    """Launch a console on `card` and `subject` (or reset `con` in place to them), home the pointer and run `script`.
 
     The console keeps running (the caller stops it); one launched here is stopped if the script fails."""
     launched = con is None
     if con is None:
-        con = ConsoleProcess(display, modality, card, SUBJECT, seed)
+        con = ConsoleProcess(display, modality, card, subject, seed)
         con.start()
     else:
-        con.reset(card, SUBJECT, seed)
+        con.reset(card, subject, seed)
     try:
         with driving(display, con) as d:
             d.home()

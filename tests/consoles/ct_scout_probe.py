@@ -1,6 +1,6 @@
 """The CT planning page with both scouts acquired, captured from the screen as an agent sees it (issue 24).
 
-    python -m tests.consoles.ct_scout_probe --out DIR [--task ct_lung_coverage_isocenter] [--subject dev]
+    python -m tests.consoles.ct_scout_probe --out DIR [--task ct_lung_coverage_isocenter] [--subject dev] [--protocol ID]
 
 Builds the CT console as `python -m consoles.ct` does, loads the card's protocol (or the first one), acquires
 the scouts and writes DIR/screen.png (the whole window), one crop per ruler label of each scout
@@ -18,7 +18,7 @@ RULER_PREFIXES = ("zruler", "hruler")  # consoles.ct.graphics: table z on both s
 PAD_PX = 4
 
 
-def probe(out: Path, task: str, subject: str) -> list[dict]:
+def probe(out: Path, task: str, subject: str, protocol: str | None = None) -> list[dict]:
     from PIL import Image
     from PySide6 import QtWidgets
 
@@ -29,8 +29,8 @@ def probe(out: Path, task: str, subject: str) -> list[dict]:
     app = QtWidgets.QApplication.instance()
     view = show_console(load_card(task), subject)
     m = view.model
-    if m.protocol is None:
-        view._do(m.load_protocol, m.selected_protocol or m.protocols()[0].id)
+    if protocol is not None or m.protocol is None:
+        view._do(m.load_protocol, protocol or m.selected_protocol or m.protocols()[0].id)
     view._do(m.acquire_scout)
     view.on_clock(m.t, m.t + 10.0)
     _settle(app)
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--task", default="ct_lung_coverage_isocenter")
     ap.add_argument("--subject", default="dev")
+    ap.add_argument("--protocol", default=None, help="the CT protocol to load (default: the card's, else the first)")
     args = ap.parse_args(argv)
     from consoles.common.determinism import apply_environment, configure_application
 
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication(["ct_scout_probe"])
     configure_application(app, benchmark_mode=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    manifest = probe(args.out, args.task, args.subject)
+    manifest = probe(args.out, args.task, args.subject, args.protocol)
     (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return 0
 

@@ -80,3 +80,29 @@ def test_monitor_roi_is_a_circle_in_axial_plane_coordinates(planned):
     o = graphics.monitor_overlays(m, m.monitor_image, 600, 600)
     roi = o.find("roi")
     assert isinstance(roi, Circle) and (roi.cu, roi.cv) == (12.0, 40.0)  # v = -y: anterior up
+
+
+def test_the_isocentre_label_follows_its_line_at_its_top_end(planned):
+    """issue 34: the label rides on the line (beside it, at its top in the margin), wherever the table height puts it."""
+    m = planned
+    top, _ = m.table_limits()
+    placed = []
+    for h in (60.0, 200.0):
+        o = graphics.scout_overlays(_with_height(m, h), "lateral", 0.7, 388, 708)
+        label, line = o.find("iso_label"), o.find("iso_line")
+        yi = m.iso_couch_y(h)
+        assert line.u0 == line.u1 == pytest.approx(yi)
+        assert abs(label.u - yi) * 0.7 == pytest.approx(graphics.LABEL_GAP_PX, abs=0.01)  # beside its line
+        assert label.v > top and line.v1 == pytest.approx(label.v)  # above the image, the line reaching up to it
+        placed.append(label.u - yi)
+    assert placed[0] > 0 > placed[1]  # right of a line near the anterior side, left of one near the couch
+
+
+def _with_height(m, h):
+    class View:
+        def __getattr__(self, name):
+            return h if name == "table_height_mm" else getattr(m, name)
+
+        def iso_couch_y(self, height=None):
+            return m.iso_couch_y(h if height is None else height)
+    return View()
