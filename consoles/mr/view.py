@@ -37,7 +37,8 @@ LEFT_W, RIGHT_W = 356, 312
 # stay well above ImageViewport's 1.0 minimum (the model's window/level stay in signal units)
 DISPLAY_SCALE = 1000.0
 SCANNING_COLOR = "#8cc4ff"  # a scan under way: information, neither ready (green) nor blocked (orange)
-VIEWER_LEGEND = "Grips: square move, circle rotate, blue FOV, yellow pair slices. Wheel down: next image"
+# each grip kind's shape (consoles.mr.view_graphics.GRIP_STYLES; colours in docs/consoles.md)
+VIEWER_LEGEND = "Grips: square move, circle turn, diamond FOV, triangle slices, +/bar shim. Wheel down: next image"
 SERIES_CELL_W = 182  # three entries side by side in the series list (beside a scroll bar's room)
 
 
@@ -256,7 +257,9 @@ class MRConsoleView(ConsoleViewBase):
         lay.addWidget(self.viewer, 1)
         # what the grips and the wheel do, in words (issue 24: they were found by trial)
         self.viewer_legend = self._name("viewer_legend", QtWidgets.QLabel(VIEWER_LEGEND))
-        self.viewer_legend.setStyleSheet("color: #b8c0cc;")
+        legend_h = self.viewer_legend.sizeHint().height()  # the viewer keeps its size with the smaller font
+        self.viewer_legend.setStyleSheet("color: #b8c0cc; font-size: 11px;")
+        self.viewer_legend.setFixedHeight(legend_h)
         lay.addWidget(self.viewer_legend)
         g, gl = group("Series", "series_group")
         gl.setContentsMargins(4, 14, 4, 4)  # the room of a third entry per row
@@ -624,7 +627,8 @@ class MRConsoleView(ConsoleViewBase):
                                                                          rotate_end=m.rotate_grip_end(row.uid)))
                 graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose)
             if shim and shim_editable:
-                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
+                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False),
+                                      vp.pixel_transform(), vp.width(), vp.height())
             if is_map:
                 roi = m.viewport_roi(i)
                 if self._roi_drag is not None and self._roi_drag[0] == i:

@@ -14,6 +14,7 @@ pointer's patient coordinates top right and the distance tool's lines with their
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -190,18 +191,42 @@ def _inside(rect: tuple[float, float, float, float], u: float, v: float) -> bool
     return u0 <= u <= u1 and v0 <= v <= v1
 
 
-def _add_grips(o: ov.OverlaySet, grips: list, rect: tuple[float, float, float, float], color: Any) -> None:
-    """Grips as overlay handles (named as the grip), only those over the image."""
+# Each grip kind has its own shape and colour (issue 34: the stack's grips were yellow squares of the centre
+# grip's colour and size, a few pixels from it): kind -> (colour, shape, size px). docs/consoles.md's grip legend
+# and the viewer's legend line (consoles.mr.view) say the same.
+STACK_COLOR = (0.72, 0.58, 1.0)  # lavender: no other planning graphic uses it
+GRIP_STYLES: dict[str, tuple[Any, str, int]] = {
+    "centre": (SLICE_COLOR, "square", HANDLE_PX),
+    "rotate": (ROTATE_COLOR, "circle", HANDLE_PX),
+    "fov": (FOV_COLOR, "diamond", HANDLE_PX - 2),
+    "stack": (STACK_COLOR, "triangle", HANDLE_PX),
+    "shim_centre": (SHIM_COLOR, "plus", HANDLE_PX + 2),
+    "shim_face": (SHIM_COLOR, "bar", HANDLE_PX - 2),
+}
+
+
+def grip_kind(name: str) -> str:
+    """The kind (a GRIP_STYLES key) of a grip named as consoles.mr.planning names them."""
+    if name in ("centre", "rotate", "shim_centre"):
+        return name
+    for prefix, kind in (("fov_", "fov"), ("stack_", "stack"), ("shim_", "shim_face")):
+        if name.startswith(prefix):
+            return kind
+    raise ValueError(f"no grip kind for {name!r}")
+
+
+def _add_grips(o: ov.OverlaySet, grips: list, rect: tuple[float, float, float, float]) -> None:
+    """Grips as overlay handles (named as the grip, styled by kind), only those over the image."""
     for g in grips:
         if not _inside(rect, g.u, g.v):
             continue
+        color, shape, size = GRIP_STYLES[grip_kind(g.name)]
         if g.role == "rotate":
-            o.add(ov.Handle(g.name, g.u, g.v, ROTATE_COLOR, HANDLE_PX, "rotate", pivot=g.pivot))
+            o.add(ov.Handle(g.name, g.u, g.v, color, size, "rotate", pivot=g.pivot, shape=shape))
         elif g.role == "resize":
-            c = FOV_COLOR if g.name.startswith("fov_") else color  # FOV grips match the dashed FOV outline
-            o.add(ov.Handle(g.name, g.u, g.v, c, HANDLE_PX - 2, "resize", axis=g.axis))
+            o.add(ov.Handle(g.name, g.u, g.v, color, size, "resize", axis=g.axis, shape=shape))
         else:
-            o.add(ov.Handle(g.name, g.u, g.v, color, HANDLE_PX, "move"))
+            o.add(ov.Handle(g.name, g.u, g.v, color, size, "move", shape=shape))
 
 
 def group_handles(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, float, float, float], grips: list) -> None:
@@ -211,12 +236,62 @@ def group_handles(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, float
     c, r = by["centre"], by["rotate"]
     if _inside(rect, r.u, r.v):
         o.add(ov.Line("rotate_lever", c.u, c.v, r.u, r.v, ROTATE_COLOR, 1.0, dashed=True))
-    _add_grips(o, grips, rect, SLICE_COLOR)
+    _add_grips(o, grips, rect)
 
 
-def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grips: list) -> None:
-    """The adjust volume's grips (centre, faces along read, phase and slice) on one display."""
-    _add_grips(o, grips, rect, SHIM_COLOR)
+def visible_rect(t: ov.PixelTransform, width: int, height: int, rect: tuple[float, float, float, float],
+                 margin_px: float = HANDLE_PX) -> tuple[float, float, float, float]:
+    """(u0, u1, v0, v1): the part of the image `rect` on screen, `margin_px` inside the viewport's edges (a grip
+    drawn there is whole and grabbable)."""
+    (a, b), (c, d) = t.to_plane(margin_px, height - margin_px), t.to_plane(width - margin_px, margin_px)
+    u0, u1 = max(rect[0], min(a, c)), min(rect[1], max(a, c))
+    v0, v1 = max(rect[2], min(b, d)), min(rect[3], max(b, d))
+    return (u0, max(u0, u1), v0, max(v0, v1))
+
+
+def _toward(anchor: tuple[float, float], p: tuple[float, float], r: tuple[float, float, float, float]
+            ) -> tuple[float, float]:
+    """The point of the segment anchor -> p furthest from the anchor inside r (the anchor lies in r)."""
+    t = 1.0
+    for k, (lo, hi) in enumerate(((r[0], r[1]), (r[2], r[3]))):
+        d = p[k] - anchor[k]
+        if d > 1e-12 and p[k] > hi:
+            t = min(t, (hi - anchor[k]) / d)
+        elif d < -1e-12 and p[k] < lo:
+            t = min(t, (lo - anchor[k]) / d)
+    t = max(0.0, t)
+    return anchor[0] + t * (p[0] - anchor[0]), anchor[1] + t * (p[1] - anchor[1])
+
+
+def clamped_grips(grips: list, visible: tuple[float, float, float, float]) -> list:
+    """The shim box's grips drawn inside the visible part of the image (issue 34: they sat on the viewport's
+    edge or off screen): the centre grip clamped into it, each face grip pulled along the line from the (drawn)
+    centre grip towards its face until it is inside. Dragging still acts on the box (a drag's effect is its
+    motion, not where it starts)."""
+    u0, u1, v0, v1 = visible
+    by = {g.name: g for g in grips}
+    c = by.get("shim_centre")
+    anchor = ((u0 + u1) / 2.0, (v0 + v1) / 2.0) if c is None else \
+        (min(u1, max(u0, c.u)), min(v1, max(v0, c.v)))
+    out = []
+    for g in grips:
+        if g.name == "shim_centre":
+            out.append(replace(g, u=anchor[0], v=anchor[1]))
+        elif u0 <= g.u <= u1 and v0 <= g.v <= v1:
+            out.append(g)
+        else:
+            u, v = _toward(anchor, (g.u, g.v), visible)
+            out.append(replace(g, u=u, v=v))
+    return out
+
+
+def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grips: list,
+                 t: ov.PixelTransform | None = None, width: int = 0, height: int = 0) -> None:
+    """The adjust volume's grips (centre, faces along read, phase and slice) on one display, kept inside the
+    viewport's visible part of the image when its transform and size are given."""
+    if t is not None and width > 0 and height > 0:
+        grips = clamped_grips(grips, visible_rect(t, width, height, rect))
+    _add_grips(o, grips, rect)
 
 
 def plane_to_image_deg(params: Any, display: PlanePose) -> float:

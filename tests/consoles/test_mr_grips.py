@@ -1,0 +1,78 @@
+"""MR planning grips without a display (issue 34): each grip kind has its own shape and colour (the stack's grips
+were yellow squares like the centre grip), every grip the planner makes has a style, shapes draw as outlines of
+their size (consoles.common.overlays.handle_outline), and the shim box's grips are drawn inside the viewport's
+visible part of the image however far the box reaches."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from consoles.common import overlays as ov
+from consoles.mr import view_graphics as graphics
+from consoles.mr.plan_tools import plan_grips
+from consoles.mr.row_params import RowParams
+from consoles.mr.protocols import get_protocol
+from rendering.geometry import PlanePose
+
+
+def _params() -> RowParams:
+    """A short-axis cine's row parameters at the isocentre (a 10-slice stack, shim box on the slab)."""
+    return RowParams.from_protocol(get_protocol("cine_sax"), (0.0, 0.0, 0.0))
+
+
+def test_every_grip_kind_has_its_own_shape_and_colour():
+    styles = graphics.GRIP_STYLES
+    shapes = [s[1] for s in styles.values()]
+    colours = {s[0] for s in styles.values()}
+    assert len(set(shapes)) == len(shapes)
+    # the group's grips differ in colour too; the shim box's two kinds share its green (shape tells them apart)
+    group = [styles[k][0] for k in ("centre", "rotate", "fov", "stack")]
+    assert len(set(group)) == 4 and styles["shim_centre"][0] not in group and len(colours) == 5
+
+
+def test_every_planned_grip_has_a_style():
+    p = _params()
+    for display in (PlanePose.coronal((0.0, 0.0, 0.0)), PlanePose.sagittal((0.0, 0.0, 0.0)),
+                    PlanePose.axial((0.0, 0.0, 0.0))):
+        grips = plan_grips(p, display, 1.0)
+        kinds = {graphics.grip_kind(g.name) for g in grips}
+        assert {"centre", "rotate", "shim_centre", "shim_face"} <= kinds
+    with pytest.raises(ValueError):
+        graphics.grip_kind("nonsense")
+
+
+@pytest.mark.parametrize("shape", ["square", "circle", "diamond", "triangle", "plus", "bar"])
+def test_shapes_are_outlines_of_their_size(shape):
+    h = ov.Handle("g", 0.0, 0.0, size_px=14, role="resize", axis=(1.0, 0.0), shape=shape)
+    pts = np.asarray(ov.handle_outline(h, 100.0, 50.0))
+    r = np.hypot(pts[:, 0] - 100.0, pts[:, 1] - 50.0)
+    assert len(pts) >= 3 and r.max() <= 14 and r.max() >= 6
+    if shape == "triangle":  # the tip points along the axis (screen right), the base behind the centre
+        assert pts[0, 0] > 100.0 + 7 and (pts[1:, 0] < 100.0).all()
+
+
+def test_shim_grips_are_clamped_into_the_visible_image():
+    p = _params()
+    p.shim_size_mm = (600.0, 600.0, 600.0)  # larger than any image: its faces lie off screen
+    p.shim_centre_mm = (0.0, 0.0, 150.0)
+    display = PlanePose.coronal((0.0, 0.0, 0.0))
+    rect = (-200.0, 200.0, -200.0, 200.0)
+    t = ov.PixelTransform(1.0, 150.0, 150.0)  # 300 x 300 px showing u, v in -150..150 mm
+    grips = plan_grips(p, display, 1.0, with_group=False)
+    assert any(not (-150 <= g.u <= 150 and -150 <= g.v <= 150) for g in grips)
+    vis = graphics.visible_rect(t, 300, 300, rect)
+    assert vis == pytest.approx((-136.0, 136.0, -136.0, 136.0))
+    drawn = graphics.clamped_grips(grips, vis)
+    assert [g.name for g in drawn] == [g.name for g in grips]
+    for g in drawn:
+        assert -136.0 - 1e-9 <= g.u <= 136.0 + 1e-9 and -136.0 - 1e-9 <= g.v <= 136.0 + 1e-9, g
+    o = ov.OverlaySet()
+    graphics.shim_handles(o, rect, grips, t, 300, 300)
+    assert {h.name for h in o.handles()} == {g.name for g in grips}  # none dropped, all on screen
+    # a face grip stays on its side of the box's centre grip
+    c = next(g for g in drawn if g.name == "shim_centre")
+    for g0, g in zip(grips, drawn):
+        if g.name != "shim_centre" and math.hypot(g.u - c.u, g.v - c.v) > 1e-6:
+            assert (g0.u - c.u) * (g.u - c.u) + (g0.v - c.v) * (g.v - c.v) > 0
