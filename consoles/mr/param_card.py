@@ -14,7 +14,7 @@ from consoles.common.numeric import judge_entry
 from consoles.common.params import Parameter
 from consoles.mr import mapping
 from consoles.mr.protocols import TRIGGERS
-from consoles.mr.row_params import SHIM_MODES
+from consoles.mr.row_params import AXIS_INDEX, SECONDARY, SHIM_MODES
 
 if TYPE_CHECKING:
     from consoles.mr.queue import QueueRow
@@ -122,6 +122,33 @@ CARD: dict[str, tuple[str, ...]] = {
 }
 
 
+MAIN_WORDS = {"T": "Tra", "C": "Cor", "S": "Sag"}
+
+
+def tilts_in_base(normal: Any, main: str) -> tuple[float, float]:
+    """(tilt 1, tilt 2) of a plane's normal counted from main orientation `main` (row_params' convention:
+    n_main = cos a cos b, n_second = sin a cos b, n_third = sin b, with the sign of n that makes n_main >= 0),
+    both in -90..90: any plane can be written on any base."""
+    n = np.asarray(normal, float)
+    n = n / np.linalg.norm(n)
+    sec, third = SECONDARY[main]
+    if n[AXIS_INDEX[main]] < 0 or (abs(n[AXIS_INDEX[main]]) < 1e-12 and n[AXIS_INDEX[sec]] < 0):
+        n = -n
+    b = math.degrees(math.asin(max(-1.0, min(1.0, float(n[AXIS_INDEX[third]])))))
+    a = math.degrees(math.atan2(float(n[AXIS_INDEX[sec]]), float(n[AXIS_INDEX[main]])))
+    return round(a, 4) + 0.0, round(b, 4) + 0.0
+
+
+def keep_plane(p: Any, pose: Any) -> None:
+    """Row parameters `p` (main orientation already the new one) made to describe `pose`'s plane again: tilts
+    converted to the new base, the in-plane rotation that keeps the FOV's read axis where it lies, centre kept."""
+    p.tilt_a_deg, p.tilt_b_deg = tilts_in_base(pose.normal, p.main)
+    p.inplane_deg = 0.0
+    canonical = p.pose()
+    ang = math.degrees(math.atan2(float(np.dot(pose.u, canonical.v)), float(np.dot(pose.u, canonical.u))))
+    p.inplane_deg = round(ang, 4) + 0.0
+
+
 class ParameterCard:
     """The open row's values as the card shows them, and their setters (logged, refused by their rules)."""
 
@@ -168,10 +195,18 @@ class ParameterCard:
         self._require_rule(rule)
         row = self.open_row
         assert row is not None
+        kept = row.params.pose() if name == "main" and value != row.params.main else None
         v = self._apply_param(row, name, value)
         self._log("param_changed", row=row.uid, name=name, value=v)
         found = self.row_conflicts(row)
         self.message = found[0] if found else f"Scan time {self.duration_s(row):.0f} s."
+        if kept is not None:  # issue 34: the plane stays where it is, its angles now counted from the new base
+            keep_plane(row.params, kept)
+            self._log("geometry_changed", row=row.uid, centre_mm=list(row.params.centre_mm),
+                      orientation=row.params.orientation_text(), inplane_deg=row.params.inplane_deg)
+            p = row.params
+            self.message = (f"Main orientation {MAIN_WORDS[p.main]}: the plane is kept, its angles now read Tilt 1 "
+                            f"{p.tilt_a_deg:.1f}, Tilt 2 {p.tilt_b_deg:.1f}, in-plane {p.inplane_deg:.1f} deg.")
         self._changed("params")
         return v
 
