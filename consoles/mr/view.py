@@ -279,6 +279,8 @@ class MRConsoleView(ConsoleViewBase):
         s.setWordWrap(True)
         s.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
         s.itemClicked.connect(lambda it: self._do(self.model.select_entry, it.data(ROLE)))
+        # a double-click opens the entry in the active viewport (issue 34: it only highlighted it)
+        s.itemDoubleClicked.connect(lambda it: self._do(self.model.load_entry, self.model.layout.active, it.data(ROLE)))
         self._name_items("series_item", s, by_role())
         gl.addWidget(s)
         lay.addWidget(g)
@@ -470,6 +472,12 @@ class MRConsoleView(ConsoleViewBase):
         reason = m.go_blocker()
         target = m.go_target()
         running = m.running_row
+        # Go cannot act while a scan runs: greyed, not the blue of a primary button (issue 34)
+        self.go_btn.setEnabled(running is None)
+        if bool(self.go_btn.property("primary")) != (running is None):
+            self.go_btn.setProperty("primary", running is None)
+            self.go_btn.style().unpolish(self.go_btn)
+            self.go_btn.style().polish(self.go_btn)
         if reason is None and target is not None:
             self.go_reason.setText(f"Ready: Go starts row {m.index_of(target.uid)}, {target.name} "
                                    f"({mss(m.duration_s(target))}).")
