@@ -152,7 +152,21 @@ def planning_overlays(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, f
             o.add(ov.Text("slice1_mark", float(end[0]), float(end[1]), "1", color, INFO_PX, "left", False,
                           valign="center", offset_px=(6.0, 0.0)))
     if mode == "all":
-        _polygon(o, "fov", box_plane_polygon(group.slab(), display), FOV_COLOR, dashed=True)
+        _polygon(o, "fov", fov_outline(group, display), FOV_COLOR, dashed=True)
+
+
+def fov_outline(group: Any, display: PlanePose) -> np.ndarray:
+    """The dashed FOV outline of a group on a display, (k, 2) display mm: where the plane cuts the slab, or, when
+    it misses a group seen face-on (a coronal stack moved or thinned off a coronal localizer's plane: issue 34,
+    the outline vanished after a parameter edit and left only the grips), the FOV rectangle projected onto it,
+    where its face-on grips are."""
+    cut = box_plane_polygon(group.slab(), display)
+    if len(cut) >= 3 or planning.edge_on(display, group.pose):
+        return cut
+    pose = group.pose
+    w, h = group.fov_read_mm / 2.0, group.fov_phase_mm / 2.0
+    corners = pose.to_subject(np.array([-w, w, w, -w]), np.array([-h, -h, h, h]))  # (4, 3)
+    return display.to_plane(corners)[:, :2]
 
 
 def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pose: PlanePose) -> None:

@@ -76,3 +76,27 @@ def test_shim_grips_are_clamped_into_the_visible_image():
     for g0, g in zip(grips, drawn):
         if g.name != "shim_centre" and math.hypot(g.u - c.u, g.v - c.v) > 1e-6:
             assert (g0.u - c.u) * (g.u - c.u) + (g0.v - c.v) * (g.v - c.v) > 0
+
+
+def test_fov_outline_persists_on_a_face_on_display_the_slab_misses():
+    """Issue 34: a coronal stack moved (or thinned) off the coronal localizer's plane lost its dashed FOV outline;
+    it is then the FOV rectangle projected where the face-on grips are."""
+    p = _params()
+    p.main, p.tilt_a_deg, p.tilt_b_deg, p.inplane_deg = "C", 0.0, 0.0, 0.0
+    display = PlanePose.coronal((0.0, 0.0, 0.0))
+    p.centre_mm = (10.0, 0.0, 20.0)  # the display plane through the slab: the cut
+    cut = graphics.fov_outline(p.slice_group(), display)
+    p.centre_mm = (10.0, 80.0, 20.0)  # 80 mm behind it, slab 10 x (8 + 2) mm thick: the cut misses
+    g = p.slice_group()
+    from rendering.geometry import box_plane_polygon
+
+    assert len(box_plane_polygon(g.slab(), display)) == 0
+    shown = graphics.fov_outline(g, display)
+    assert len(shown) == 4
+    us, vs = sorted(shown[:, 0]), sorted(shown[:, 1])
+    assert us[-1] - us[0] == pytest.approx(p.fov_read_mm) or us[-1] - us[0] == pytest.approx(p.fov_phase_mm)
+    assert np.mean(shown, axis=0) == pytest.approx([-10.0 if display.u[0] < 0 else 10.0, 20.0], abs=1e-6)
+    assert sorted(np.round(np.ptp(shown, axis=0), 6)) == sorted(np.round(np.ptp(cut, axis=0), 6))
+    o = ov.OverlaySet()
+    graphics.planning_overlays(o, display, (-300.0, 300.0, -300.0, 300.0), g, "all", done=False)
+    assert "fov" in {i.name for i in o.items}
