@@ -628,12 +628,18 @@ class MRConsoleView(ConsoleViewBase):
             if shim:
                 graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
             if group_ is not None and mode != "off":
+                # the plan info where it covers least of the body (issue 34), and the grips clear of it
+                t = vp.pixel_transform()
+                outline = graphics.fov_outline(group_, img.pose)
+                info = graphics.plan_info_box(graphics.plan_info_lines(row.params, img.pose), vp.width(), vp.height(),
+                                              n_text, lambda b, img=img, t=t, ol=outline: graphics.body_share(img, t, b,
+                                                                                                                ol))
                 if editable:
-                    free = graphics.free_spot(vp.pixel_transform(), vp.width(), vp.height(), n_text, rect)
+                    free = graphics.free_spot(t, vp.width(), vp.height(), n_text, rect, info)
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
                                                                          with_shim=False, free=free,
                                                                          rotate_end=m.rotate_grip_end(row.uid)))
-                graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose)
+                graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose, info)
             if shim and shim_editable:
                 graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False),
                                       vp.pixel_transform(), vp.width(), vp.height())

@@ -14,10 +14,12 @@ pointer's patient coordinates top right and the distance tool's lines with their
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
+from scipy import ndimage
 
 from consoles.common import overlays as ov
 from consoles.common import scale_bar
@@ -179,12 +181,13 @@ def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pos
 
 
 def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
-              rect: tuple[float, float, float, float]) -> Any:
+              rect: tuple[float, float, float, float], info_box: tuple[float, ...] | None = None) -> Any:
     """(u, v) -> whether a grip there is on the image and clear of the texts drawn over it (caption
-    top left, plan info bottom right, orientation letters at the edge middles), which are drawn on top
+    top left, plan info in `info_box` (plan_info_box; default bottom right), orientation letters at the edge middles), which are drawn on top
     and would hide it."""
     busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)),
-            (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)]
+            (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)
+            if info_box is None or (info_box[4] == "right" and info_box[3] >= height - 6) else tuple(info_box[:4])]
     # the scale bar and the pointer read-out are drawn under the graphics (measure_overlays), so they reserve no
     # room: a grip over them stays visible and grabbable, and grips do not move when the pointer comes near
     busy += [(width / 2 - 16, 0, width / 2 + 16, 28), (width / 2 - 16, height - 28, width / 2 + 16, height),
@@ -313,19 +316,113 @@ def plane_to_image_deg(params: Any, display: PlanePose) -> float:
     return plane_angle_deg(params.pose(), display)
 
 
-def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int, display: PlanePose | None = None) -> None:
-    """What a scanner shows of the plan, bottom right on short lines (the bottom orientation letter keeps the
-    middle): with a display, the angle between the group's plane and this image (issue 34: "perpendicular to
-    the 2-chamber image" is read, not judged by eye); slice count and slab thickness; FOV."""
+def plan_info_lines(params: Any, display: PlanePose | None = None) -> tuple[str, ...]:
+    """What a scanner shows of the plan on short lines: with a display, the angle between the group's plane and
+    this image (issue 34: "perpendicular to the 2-chamber image" is read, not judged by eye); slice count and
+    slab thickness; FOV."""
     slab = planning.stack_extent_mm(int(params.n_slices), params.thickness_mm, params.gap_mm)
     n = int(params.n_slices)
     lines = (f"{n} slice{'s' if n != 1 else ''}  slab {slab:.0f} mm",
              f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
     if display is not None:
         lines = (f"{plane_to_image_deg(params, display):.1f} deg to image",) + lines
+    return lines
+
+
+# ---- where the plan info goes: off the body (issue 34: "21 slices slab 138 mm / FOV 380x300" sat over the left
+# kidney's lower pole) -------------------------------------------------------------------------------------------
+BODY_SIGNAL_SHARE = 0.05  # a pixel above this share of the image's 99th percentile is body (IoU ~0.93-0.99 with
+# the subject's body labels on the renal card's localizers of the cohort's extremes; air is noise near 0)
+BODY_MARGIN_PX = 3  # image pixels of margin around the silhouette (about 5 mm on a localizer)
+GROUP_WEIGHT = 2.0  # covering the planned group's outline (the anatomy being planned) weighs this much more
+INFO_CHAR_PX = 7.0  # a generous mean advance of the 13 px plan info font (DejaVu Sans: about 6.5)
+INFO_STEP_PX = 6  # candidate places along each side, this far apart
+_BODY_MASKS: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()
+
+
+def body_mask(image: Any) -> np.ndarray:
+    """The body silhouette of an MRImage, from its own pixels (rows x cols, bool): signal above
+    BODY_SIGNAL_SHARE of its 99th percentile, opened (noise), closed and hole-filled (lungs, bowel gas)."""
+    mask = _BODY_MASKS.get(image)
+    if mask is None:
+        px = np.asarray(image.pixels, float)
+        m = px > BODY_SIGNAL_SHARE * float(np.percentile(px, 99))
+        m = ndimage.binary_fill_holes(ndimage.binary_closing(ndimage.binary_opening(m), iterations=3))
+        # a few pixels' margin: a label touching the skin line reads as on the body (and the mask is approximate)
+        m = ndimage.binary_dilation(m, iterations=BODY_MARGIN_PX)
+        mask = _BODY_MASKS[image] = np.asarray(m, bool)
+    return mask
+
+
+def body_share(image: Any, t: ov.PixelTransform, box: tuple[float, float, float, float], outline: Any = None,
+               step: float = 3.0) -> float:
+    """Share of a widget-pixel box (x0, y0, x1, y1) over the image's body silhouette (off the image: no body),
+    plus GROUP_WEIGHT x its share inside `outline` (display-mm polygon: the planned group, the anatomy it
+    covers, which a label about it must not hide)."""
+    mask = body_mask(image)
+    rows, cols = mask.shape
+    u0, v_top, du, dv = image.placement()
+    xs = np.arange(box[0] + step / 2, box[2], step)
+    ys = np.arange(box[1] + step / 2, box[3], step)
+    if len(xs) == 0 or len(ys) == 0:
+        return 0.0
+    x, y = np.meshgrid(xs, ys)
+    u, v = (x - t.ox) / t.k, (t.oy - y) / t.k
+    c, r = np.floor((u - u0) / du).astype(int), np.floor((v_top - v) / dv).astype(int)
+    inside = (c >= 0) & (c < cols) & (r >= 0) & (r < rows)
+    hit = np.zeros(x.shape, bool)
+    hit[inside] = mask[r[inside], c[inside]]
+    score = float(hit.mean())
+    if outline is not None and len(outline) >= 3:
+        score += GROUP_WEIGHT * float(_in_polygon(np.asarray(outline, float), u, v).mean())
+    return score
+
+
+def _in_polygon(poly: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Whether points (u, v) lie inside a polygon (k, 2) (even-odd rule)."""
+    inside = np.zeros(u.shape, bool)
+    for (u0, v0), (u1, v1) in zip(poly, np.roll(poly, -1, axis=0)):
+        crosses = (v0 > v) != (v1 > v)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = u0 + (v - v0) * (u1 - u0) / (v1 - v0)
+        inside ^= crosses & (u < at)
+    return inside
+
+
+def plan_info_box(lines: Sequence[str], width: int, height: int, n_text: int,
+                  share: Any = None) -> tuple[float, float, float, float, str]:
+    """(x0, y0, x1, y1, align) of the plan info: at the right or left edge, clear of the caption (top left, `n_text`
+    lines), the pointer read-out (top right), the scale bar (bottom left) and the orientation letters (edge
+    middles); where `share(box)` (the body's share of a box) is least, bottom right first on ties (and without a
+    body to avoid)."""
+    bw = INFO_CHAR_PX * max((len(t) for t in lines), default=0) + 4.0
+    bh = CAPTION_LINE_PX * len(lines)
+    letter = (height / 2.0 - 16.0, height / 2.0 + 16.0)
+    found: list[tuple[float, float, float, float, str]] = []
+    for align, x0, top, bottom in (("right", width - 6.0 - bw, 8.0 + 2 * CAPTION_LINE_PX, height - 6.0),
+                                   ("left", 6.0, 8.0 + CAPTION_LINE_PX * max(1, n_text), height - 40.0)):
+        y1 = bottom
+        while y1 - bh >= top:
+            if not (y1 - bh < letter[1] and y1 > letter[0]):
+                found.append((x0, y1 - bh, x0 + bw, y1, align))
+            y1 -= INFO_STEP_PX
+    if not found:  # a viewport too small for any: the bottom right, as always
+        return width - 6.0 - bw, height - 6.0 - bh, width - 6.0, height - 6.0, "right"
+    if share is None:
+        return found[0]
+    scores = [round(share(b[:4]), 3) for b in found]
+    return found[int(np.argmin(scores))]
+
+
+def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int, display: PlanePose | None = None,
+              box: tuple[float, float, float, float, str] | None = None) -> None:
+    """The plan info lines (plan_info_lines) in `box` (plan_info_box; default the bottom right)."""
+    lines = plan_info_lines(params, display)
+    x0, _, x1, y1, align = box if box is not None else plan_info_box(lines, width, height, 0)
     for k, text in enumerate(lines):
-        o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
-                      SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))
+        o.add(ov.Text(f"plan_info{k}", x1 if align == "right" else x0,
+                      y1 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text, SLICE_COLOR, INFO_PX, align, True,
+                      valign="bottom"))
 
 
 # ---- mapping ---------------------------------------------------------------------------------------------
