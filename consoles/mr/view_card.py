@@ -169,6 +169,12 @@ class CardPanel:
                 grid.addWidget(card.field(n).parentWidget(), r + 1, 2 * col + 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        # rows of the fields' own height, fixed: laid out while the tab was hidden the grid squeezed them by 2 px,
+        # and a console reset in place (laid out shown) did not, so its screenshots differed
+        row_h = card.field(SHIM_CENTRE[0]).sizeHint().height()
+        for r in range(1, 4):
+            grid.setRowMinimumHeight(r, row_h)
+        box.setFixedHeight(box.sizeHint().height())
         return box
 
     def _help(self, name: str, text: str) -> QtWidgets.QLabel:
