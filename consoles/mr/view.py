@@ -632,8 +632,7 @@ class MRConsoleView(ConsoleViewBase):
                 t = vp.pixel_transform()
                 outline = graphics.fov_outline(group_, img.pose)
                 info = graphics.plan_info_box(graphics.plan_info_lines(row.params, img.pose), vp.width(), vp.height(),
-                                              n_text, lambda b, img=img, t=t, ol=outline: graphics.body_share(img, t, b,
-                                                                                                                ol))
+                                              n_text, graphics.body_share_map(img, t, vp.width(), vp.height(), outline))
                 if editable:
                     free = graphics.free_spot(t, vp.width(), vp.height(), n_text, rect, info)
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),

@@ -100,3 +100,25 @@ def test_fov_outline_persists_on_a_face_on_display_the_slab_misses():
     o = ov.OverlaySet()
     graphics.planning_overlays(o, display, (-300.0, 300.0, -300.0, 300.0), g, "all", done=False)
     assert "fov" in {i.name for i in o.items}
+
+
+def test_body_share_map_agrees_with_one_box_at_a_time():
+    """The table of sums the view uses gives each box's body (and group) share as sampling the box itself does
+    (within the 3 px grids' different phase at the silhouette's edges)."""
+    rng = np.random.default_rng(0)
+
+    class _Image:  # an MRImage's surface: pixels and placement
+        pixels = np.zeros((100, 100), np.float32)
+        pixels[20:80, 30:70] = 1.0
+        pixels += rng.uniform(0, 0.01, pixels.shape).astype(np.float32)
+
+        def placement(self):
+            return (-50.0, 50.0, 1.0, 1.0)  # u0, v_top, du, dv: 100 x 100 mm
+
+    img = _Image()
+    t = ov.PixelTransform(2.0, 100.0, 100.0)  # 200 x 200 px
+    outline = np.array([[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0], [-10.0, 10.0]])
+    share = graphics.body_share_map(img, t, 200, 200, outline)
+    for box in [(0, 0, 60, 60), (6, 140, 146, 194), (60, 60, 140, 140), (150, 0, 200, 30), (10, 10, 10, 40)]:
+        assert share(box) == pytest.approx(graphics.body_share(img, t, box, outline), abs=0.05), box
+    assert share((0, 0, 40, 40)) == 0.0 and share((80, 80, 120, 120)) > 2.0  # air; body inside the group
