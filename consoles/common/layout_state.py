@@ -81,19 +81,21 @@ class LayoutState:
 
     def visible(self) -> list[int]:
         """The viewports on show: 1x1 shows the active one (a scanner maximises the viewport you
-        work in, issue 24), 1x2 the first two, 2x2 all four."""
+        work in, issue 24), 1x2 the active one and its neighbour in the 2x2 grid's row (1 and 2, or 3
+        and 4, in their places: issue 34), 2x2 all four."""
         if self.layout == "1x1":
             return [self.active]
+        if self.layout == "1x2":
+            first = self.active - self.active % 2
+            return [first, first + 1]
         return list(range(self.count))
 
     # -- edits (each validates, so a console can turn ValueError into a user-facing refusal) --
     def set_layout(self, layout: str) -> None:
-        """Switch layout; 1x1 shows the active viewport, and in 1x2 the active one falls back to the
-        first if it is not among the two shown."""
+        """Switch layout; the active viewport stays active and on show (1x1 shows it, 1x2 it and its
+        neighbour), and no viewport's contents change."""
         self._check_layout(layout)
         self.layout = layout
-        if layout != "1x1" and self.active >= self.count:
-            self.active = 0
 
     def activate(self, i: int) -> None:
         self._check_index(i)

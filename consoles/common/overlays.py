@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Union
 
+import numpy as np
+
 Color = tuple[float, float, float]
 Point = tuple[float, float]
 
@@ -28,6 +30,9 @@ ORANGE: Color = (1.0, 0.6, 0.2)
 
 ROLES = ("move", "rotate", "resize")
 SPANS = ("point", "row", "column")
+# how a handle is drawn ("": by its role, a circle to rotate and a square otherwise); "triangle" points along
+# the handle's axis (push or pull that edge), "bar" lies across it (an edge to drag)
+SHAPES = ("", "square", "circle", "diamond", "triangle", "plus", "bar")
 
 
 # ---- primitives ---------------------------------------------------------------------------------
@@ -79,7 +84,8 @@ class Handle:
       resize - stretch along `axis` (a unit direction in the plane), mm along that axis.
     span: "point" grabs near (u, v); "row" anywhere on the horizontal line through v (an edge
     that runs across the view), "column" anywhere on the vertical line through u.
-    Move and resize handles draw as squares, rotate handles as circles; invisible ones only grab.
+    Move and resize handles draw as squares, rotate handles as circles, unless `shape` (SHAPES) says
+    otherwise; invisible ones only grab.
     """
 
     name: str
@@ -93,8 +99,13 @@ class Handle:
     pivot: Point | None = None
     span: str = "point"
     visible: bool = True
+    shape: str = ""
 
     def __post_init__(self) -> None:
+        if self.shape not in SHAPES:
+            raise ValueError(f"handle {self.name!r}: shape {self.shape!r} not in {SHAPES}")
+        if self.shape in ("triangle", "bar") and self.axis is None:
+            raise ValueError(f"handle {self.name!r}: a {self.shape} handle needs an axis")
         if self.role not in ROLES:
             raise ValueError(f"handle {self.name!r}: role {self.role!r} not in {ROLES}")
         if self.span not in SPANS:
@@ -415,6 +426,35 @@ class PixelTransform:
     def to_dict(self) -> dict[str, float]:
         """The form the geometry export uses: x = ax u + bx, y = ay v + by."""
         return {"ax": self.k, "bx": self.ox, "ay": -self.k, "by": self.oy}
+
+
+def handle_outline(h: Handle, x: float, y: float) -> list[Point]:
+    """The closed outline (widget pixels, y down) a visible handle draws at (x, y): its shape (SHAPES) at its
+    size; pure, so shapes are tested without a display."""
+    s = h.size_px / 2.0
+    shape = h.shape or ("circle" if h.role == "rotate" else "square")
+    if shape == "circle":
+        # the angles as np.linspace gives them: the pixels every console drew before shapes existed
+        return [(x + s * np.cos(a), y + s * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 16, endpoint=False)]
+    if shape == "diamond":
+        r = s * 1.3  # the square's area
+        return [(x, y - r), (x + r, y), (x, y + r), (x - r, y)]
+    if shape == "plus":
+        t = s / 3.0
+        return [(x - t, y - s), (x + t, y - s), (x + t, y - t), (x + s, y - t), (x + s, y + t), (x + t, y + t),
+                (x + t, y + s), (x - t, y + s), (x - t, y + t), (x - s, y + t), (x - s, y - t), (x - t, y - t)]
+    if shape in ("triangle", "bar"):
+        ax, ay = h.axis  # plane (u, v) -> screen (x right, y down)
+        n = math.hypot(ax, ay) or 1.0
+        dx, dy = ax / n, -ay / n
+        px, py = -dy, dx  # across the axis
+        if shape == "triangle":  # the tip outwards along the axis
+            return [(x + dx * s * 1.2, y + dy * s * 1.2), (x - dx * s * 0.8 + px * s, y - dy * s * 0.8 + py * s),
+                    (x - dx * s * 0.8 - px * s, y - dy * s * 0.8 - py * s)]
+        a, b = s * 0.45, s * 1.2  # half depth along the axis, half length across it
+        return [(x + dx * a + px * b, y + dy * a + py * b), (x - dx * a + px * b, y - dy * a + py * b),
+                (x - dx * a - px * b, y - dy * a - py * b), (x + dx * a - px * b, y + dy * a - py * b)]
+    return [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)]
 
 
 # ---- hit-testing --------------------------------------------------------------------------------

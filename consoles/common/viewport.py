@@ -40,7 +40,7 @@ import vtkmodules.vtkRenderingFreeType  # noqa: F401  (text rendering)
 from consoles.common.determinism import FONT_FILE_CANDIDATES, _first_existing
 from consoles.common.colormaps import ColorMap
 from consoles.common.overlays import (Box, DragController, Handle, Label, Line, OverlaySet, PixelTransform, Polyline,
-                                      Text)
+                                      Text, handle_outline)
 from consoles.common.viewport_image_layer import ImageLayerCache
 from rendering.geometry import PlanePose, ResliceGrid
 
@@ -477,12 +477,7 @@ class ImageViewport(QVTKRenderWindowInteractor):
             return [(a[0], a[1]), (b[0], a[1]), (b[0], b[1]), (a[0], b[1])], True, False, item.width
         if isinstance(item, Handle) and item.visible:
             x, y = self.to_widget(item.u, item.v)
-            s = item.size_px / 2.0
-            if item.role == "rotate":  # a round grip says "turn me"
-                pts = [(x + s * np.cos(a), y + s * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 16, endpoint=False)]
-            else:
-                pts = [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)]
-            return pts, True, False, 2.0
+            return handle_outline(item, x, y), True, False, 2.0  # a round grip says "turn me"
         return None
 
     def _label_position(self, item: Label) -> tuple[float, float]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from consoles.common.numeric import range_text, wraps
 from consoles.common.params import Parameter
 from consoles.mr.model import PARAM
+from consoles.mr.param_card import SHIM_CENTRE, SHIM_SIZE
 from consoles.mr.row_params import SECONDARY
 
 # Patient directions (subject frame, DICOM LPS: +x left, +y posterior, +z head) and their words on the card.
@@ -91,3 +92,11 @@ def range_lines(tab: str) -> list[str]:
     return ["; ".join(f"{PARAM[n].label} {range_words(PARAM[n])}" for n in names)
             for names in RANGE_LINES.get(tab, ())]
 
+
+
+def shim_line() -> str:
+    """The shim box's line over its fields: 'Shim box centre as Position; size 10-500 mm' (its ranges: the
+    centre's are the Position fields', the size's from the declared parameters)."""
+    same = all(range_words(PARAM[c]) == range_words(PARAM[p]) for c, p in zip(SHIM_CENTRE, POSITION_FIELDS))
+    centre = "as Position" if same else "; ".join(f"{PARAM[n].label} {range_words(PARAM[n])}" for n in SHIM_CENTRE)
+    return f"Shim box: centre {centre}; size {range_words(PARAM[SHIM_SIZE[0]])}"

@@ -24,6 +24,10 @@ class Viewer:
         "graphics_mode"} or null]}.
 
         With a seeded `localizer_order`, a localizer's image k goes where the card put image order[k]."""
+        if "active" in spec:  # first: which viewports a 1x1 or 1x2 layout shows follows the active one
+            a = int(spec["active"]) - 1
+            self._require(0 <= a < len(self.layout.viewports), f"there is no viewport {a + 1}")
+            self.layout.active = a
         if "layout" in spec:
             self.layout.set_layout(str(spec["layout"]))
         if "graphics_mode" in spec:
@@ -41,8 +45,6 @@ class Viewer:
             self._load(i, int(uid), k)
             if vp.get("graphics_mode"):
                 self.layout.viewports[i] = replace(self.layout.viewports[i], graphics_mode=str(vp["graphics_mode"]))
-        if "active" in spec:
-            self.layout.activate(int(spec["active"]) - 1)
         self.shim_box_visible = bool(spec.get("shim_box_visible", self.shim_box_visible))
 
     def _viewport(self, i: int) -> int:

@@ -41,7 +41,8 @@ SCANNING_COLOR = "#8cc4ff"  # a scan under way: information, neither ready (gree
 # the Go line's colour by its kind (consoles.mr.status.GO_KINDS): nothing left to start is news in the status
 # line's neutral colour, not a warning (issue 34)
 GO_COLORS = {"ready": "#7dffa0", "scanning": SCANNING_COLOR, "finished": "#e2e6eb", "blocked": "#ffb36b"}
-VIEWER_LEGEND = "Grips: square move, circle rotate, blue FOV, yellow pair slices. Wheel down: next image"
+# each grip kind's shape (consoles.mr.view_graphics.GRIP_STYLES; colours in docs/consoles.md)
+VIEWER_LEGEND = "Grips: square move, circle turn, diamond FOV, triangle slices, +/bar shim. Wheel down: next image"
 SERIES_CELL_W = 182  # three entries side by side in the series list (beside a scroll bar's room)
 
 
@@ -260,7 +261,9 @@ class MRConsoleView(ConsoleViewBase):
         lay.addWidget(self.viewer, 1)
         # what the grips and the wheel do, in words (issue 24: they were found by trial)
         self.viewer_legend = self._name("viewer_legend", QtWidgets.QLabel(VIEWER_LEGEND))
-        self.viewer_legend.setStyleSheet("color: #b8c0cc;")
+        legend_h = self.viewer_legend.sizeHint().height()  # the viewer keeps its size with the smaller font
+        self.viewer_legend.setStyleSheet("color: #b8c0cc; font-size: 11px;")
+        self.viewer_legend.setFixedHeight(legend_h)
         lay.addWidget(self.viewer_legend)
         g, gl = group("Series", "series_group")
         gl.setContentsMargins(4, 14, 4, 4)  # the room of a third entry per row
@@ -280,6 +283,8 @@ class MRConsoleView(ConsoleViewBase):
         s.setWordWrap(True)
         s.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
         s.itemClicked.connect(lambda it: self._do(self.model.select_entry, it.data(ROLE)))
+        # a double-click opens the entry in the active viewport (issue 34: it only highlighted it)
+        s.itemDoubleClicked.connect(lambda it: self._do(self.model.load_entry, self.model.layout.active, it.data(ROLE)))
         self._name_items("series_item", s, by_role())
         gl.addWidget(s)
         lay.addWidget(g)
@@ -470,6 +475,13 @@ class MRConsoleView(ConsoleViewBase):
 
     def _refresh_go(self) -> None:
         go = self.model.go_status()  # the words are the model's (consoles.mr.status); the colour says their kind
+        running = self.model.running_row
+        # Go cannot act while a scan runs: greyed, not the blue of a primary button (issue 34)
+        self.go_btn.setEnabled(running is None)
+        if bool(self.go_btn.property("primary")) != (running is None):
+            self.go_btn.setProperty("primary", running is None)
+            self.go_btn.style().unpolish(self.go_btn)
+            self.go_btn.style().polish(self.go_btn)
         self.go_reason.setText(go.text)
         _set_style(self.go_reason, f"color: {GO_COLORS[go.kind]};")
 
@@ -610,14 +622,20 @@ class MRConsoleView(ConsoleViewBase):
             if shim:
                 graphics.shim_overlays(o, img.pose, row.params.shim_box(), row.params.pose())
             if group_ is not None and mode != "off":
+                # the plan info where it covers least of the body (issue 34), and the grips clear of it
+                t = vp.pixel_transform()
+                outline = graphics.fov_outline(group_, img.pose)
+                info = graphics.plan_info_box(graphics.plan_info_lines(row.params, img.pose), vp.width(), vp.height(),
+                                              n_text, graphics.body_share_map(img, t, vp.width(), vp.height(), outline))
                 if editable:
-                    free = graphics.free_spot(vp.pixel_transform(), vp.width(), vp.height(), n_text, rect)
+                    free = graphics.free_spot(t, vp.width(), vp.height(), n_text, rect, info)
                     graphics.group_handles(o, img.pose, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(),
                                                                          with_shim=False, free=free,
                                                                          rotate_end=m.rotate_grip_end(row.uid)))
-                graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose)
+                graphics.plan_info(o, row.params, vp.width(), vp.height(), img.pose, info)
             if shim and shim_editable:
-                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False))
+                graphics.shim_handles(o, rect, plan_grips(row.params, img.pose, vp.pixels_per_mm(), with_group=False),
+                                      vp.pixel_transform(), vp.width(), vp.height())
             if is_map:
                 roi = m.viewport_roi(i)
                 if self._roi_drag is not None and self._roi_drag[0] == i:

@@ -15,7 +15,11 @@ from consoles.mr import card_help, mapping
 from consoles.mr.model import CARD, CHOICES
 from consoles.mr.status import CHOICE_LABELS, CHOICE_TITLES
 from consoles.common.widgets import ChoiceRow
+from consoles.mr.param_card import SHIM_CENTRE, SHIM_FIELDS, SHIM_SIZE
 
+# the shim box's fields sit in a grid of two columns: short labels (the line above says centre and size)
+SHIM_LABELS = {"shim_lr_mm": "L/R", "shim_ap_mm": "A/P", "shim_fh_mm": "F/H", "shim_read_mm": "Read",
+               "shim_phase_mm": "Phase", "shim_slice_mm": "Slice"}
 TABS = tuple(CARD)  # Routine, Contrast, Physio, Geometry
 WIDE_CHOICES = ("shim_mode",)  # buttons that need the card's whole width, under their label
 # The ranges and sign conventions under the fields (consoles.mr.card_help), in the ultrasound probe panel's font
@@ -85,7 +89,7 @@ class CardPanel:
         pl.setContentsMargins(0, 6, 0, 0)
         pl.setSpacing(8)
         names = CARD[tab]
-        card = self.view.parameter_card([n for n in names if n not in CHOICES])
+        card = self.view.parameter_card([n for n in names if n not in CHOICES and n not in SHIM_FIELDS])
         form: QtWidgets.QFormLayout = card.layout
         for idx, n in enumerate(names):
             if n not in CHOICES:
@@ -119,7 +123,10 @@ class CardPanel:
             at = form.getWidgetPosition(card.field("inplane_deg").parentWidget())[0] + 1
             form.insertRow(at, _help_block([w for n, w in lines.items() if n != "position_range"]))
             self.orientation_label = self.view._name("orientation_readout", QtWidgets.QLabel())
-            form.addRow(QtWidgets.QLabel("Orientation"), self.orientation_label)
+            # the orientation read-out under the angles it sums up, the shim box under its mode
+            at = form.getWidgetPosition(self.choices["shim_mode"])[0] - 1
+            form.insertRow(at, QtWidgets.QLabel("Orientation"), self.orientation_label)
+            form.addRow(self._shim_box_fields())
         elif card_help.range_lines(tab):  # the ranges of the tab's fields, under them
             form.addRow(_help_block([self._help(f"{tab.lower()}_ranges:{i + 1}", t)
                                      for i, t in enumerate(card_help.range_lines(tab))]))
@@ -131,6 +138,33 @@ class CardPanel:
         pl.addWidget(reason)
         pl.addStretch(1)
         return page
+
+    def _shim_box_fields(self) -> QtWidgets.QWidget:
+        """The shim box's centre (L/R, A/P, F/H) and size (read, phase, slice) fields, two columns of three
+        under one line with their ranges (issue 34): the card's own NumberFields, refreshed with the others."""
+        card = self.view.parameter_card(list(SHIM_FIELDS))
+        box = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(6)
+        grid.setVerticalSpacing(5)
+        head = self._help("shim_box_help", card_help.shim_line())
+        head.setStyleSheet(HELP_STYLE)
+        grid.addWidget(head, 0, 0, 1, 4)
+        for col, names in enumerate((SHIM_CENTRE, SHIM_SIZE)):
+            for r, n in enumerate(names):
+                label = self.view._name(f"{n}_label", QtWidgets.QLabel(SHIM_LABELS[n]))
+                grid.addWidget(label, r + 1, 2 * col)
+                grid.addWidget(card.field(n).parentWidget(), r + 1, 2 * col + 1)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        # rows of the fields' own height, fixed: laid out while the tab was hidden the grid squeezed them by 2 px,
+        # and a console reset in place (laid out shown) did not, so its screenshots differed
+        row_h = card.field(SHIM_CENTRE[0]).sizeHint().height()
+        for r in range(1, 4):
+            grid.setRowMinimumHeight(r, row_h)
+        box.setFixedHeight(box.sizeHint().height())
+        return box
 
     def _help(self, name: str, text: str) -> QtWidgets.QLabel:
         """One named help line (range or sign convention) in the help font."""

@@ -14,9 +14,12 @@ pointer's patient coordinates top right and the distance tool's lines with their
 from __future__ import annotations
 
 import math
+import weakref
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
+from scipy import ndimage
 
 from consoles.common import overlays as ov
 from consoles.common import scale_bar
@@ -151,7 +154,21 @@ def planning_overlays(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, f
             o.add(ov.Text("slice1_mark", float(end[0]), float(end[1]), "1", color, INFO_PX, "left", False,
                           valign="center", offset_px=(6.0, 0.0)))
     if mode == "all":
-        _polygon(o, "fov", box_plane_polygon(group.slab(), display), FOV_COLOR, dashed=True)
+        _polygon(o, "fov", fov_outline(group, display), FOV_COLOR, dashed=True)
+
+
+def fov_outline(group: Any, display: PlanePose) -> np.ndarray:
+    """The dashed FOV outline of a group on a display, (k, 2) display mm: where the plane cuts the slab, or, when
+    it misses a group seen face-on (a coronal stack moved or thinned off a coronal localizer's plane: issue 34,
+    the outline vanished after a parameter edit and left only the grips), the FOV rectangle projected onto it,
+    where its face-on grips are."""
+    cut = box_plane_polygon(group.slab(), display)
+    if len(cut) >= 3 or planning.edge_on(display, group.pose):
+        return cut
+    pose = group.pose
+    w, h = group.fov_read_mm / 2.0, group.fov_phase_mm / 2.0
+    corners = pose.to_subject(np.array([-w, w, w, -w]), np.array([-h, -h, h, h]))  # (4, 3)
+    return display.to_plane(corners)[:, :2]
 
 
 def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pose: PlanePose) -> None:
@@ -164,12 +181,13 @@ def shim_overlays(o: ov.OverlaySet, display: PlanePose, box: dict[str, Any], pos
 
 
 def free_spot(t: ov.PixelTransform, width: int, height: int, n_caption: int,
-              rect: tuple[float, float, float, float]) -> Any:
+              rect: tuple[float, float, float, float], info_box: tuple[float, ...] | None = None) -> Any:
     """(u, v) -> whether a grip there is on the image and clear of the texts drawn over it (caption
-    top left, plan info bottom right, orientation letters at the edge middles), which are drawn on top
+    top left, plan info in `info_box` (plan_info_box; default bottom right), orientation letters at the edge middles), which are drawn on top
     and would hide it."""
     busy = [(0, 0, 170, 8 + CAPTION_LINE_PX * max(1, n_caption)),
-            (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)]
+            (width - 170, height - 12 - PLAN_INFO_LINES * CAPTION_LINE_PX, width, height)
+            if info_box is None or (info_box[4] == "right" and info_box[3] >= height - 6) else tuple(info_box[:4])]
     # the scale bar and the pointer read-out are drawn under the graphics (measure_overlays), so they reserve no
     # room: a grip over them stays visible and grabbable, and grips do not move when the pointer comes near
     busy += [(width / 2 - 16, 0, width / 2 + 16, 28), (width / 2 - 16, height - 28, width / 2 + 16, height),
@@ -190,18 +208,42 @@ def _inside(rect: tuple[float, float, float, float], u: float, v: float) -> bool
     return u0 <= u <= u1 and v0 <= v <= v1
 
 
-def _add_grips(o: ov.OverlaySet, grips: list, rect: tuple[float, float, float, float], color: Any) -> None:
-    """Grips as overlay handles (named as the grip), only those over the image."""
+# Each grip kind has its own shape and colour (issue 34: the stack's grips were yellow squares of the centre
+# grip's colour and size, a few pixels from it): kind -> (colour, shape, size px). docs/consoles.md's grip legend
+# and the viewer's legend line (consoles.mr.view) say the same.
+STACK_COLOR = (0.72, 0.58, 1.0)  # lavender: no other planning graphic uses it
+GRIP_STYLES: dict[str, tuple[Any, str, int]] = {
+    "centre": (SLICE_COLOR, "square", HANDLE_PX),
+    "rotate": (ROTATE_COLOR, "circle", HANDLE_PX),
+    "fov": (FOV_COLOR, "diamond", HANDLE_PX - 2),
+    "stack": (STACK_COLOR, "triangle", HANDLE_PX),
+    "shim_centre": (SHIM_COLOR, "plus", HANDLE_PX + 2),
+    "shim_face": (SHIM_COLOR, "bar", HANDLE_PX - 2),
+}
+
+
+def grip_kind(name: str) -> str:
+    """The kind (a GRIP_STYLES key) of a grip named as consoles.mr.planning names them."""
+    if name in ("centre", "rotate", "shim_centre"):
+        return name
+    for prefix, kind in (("fov_", "fov"), ("stack_", "stack"), ("shim_", "shim_face")):
+        if name.startswith(prefix):
+            return kind
+    raise ValueError(f"no grip kind for {name!r}")
+
+
+def _add_grips(o: ov.OverlaySet, grips: list, rect: tuple[float, float, float, float]) -> None:
+    """Grips as overlay handles (named as the grip, styled by kind), only those over the image."""
     for g in grips:
         if not _inside(rect, g.u, g.v):
             continue
+        color, shape, size = GRIP_STYLES[grip_kind(g.name)]
         if g.role == "rotate":
-            o.add(ov.Handle(g.name, g.u, g.v, ROTATE_COLOR, HANDLE_PX, "rotate", pivot=g.pivot))
+            o.add(ov.Handle(g.name, g.u, g.v, color, size, "rotate", pivot=g.pivot, shape=shape))
         elif g.role == "resize":
-            c = FOV_COLOR if g.name.startswith("fov_") else color  # FOV grips match the dashed FOV outline
-            o.add(ov.Handle(g.name, g.u, g.v, c, HANDLE_PX - 2, "resize", axis=g.axis))
+            o.add(ov.Handle(g.name, g.u, g.v, color, size, "resize", axis=g.axis, shape=shape))
         else:
-            o.add(ov.Handle(g.name, g.u, g.v, color, HANDLE_PX, "move"))
+            o.add(ov.Handle(g.name, g.u, g.v, color, size, "move", shape=shape))
 
 
 def group_handles(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, float, float, float], grips: list) -> None:
@@ -211,12 +253,62 @@ def group_handles(o: ov.OverlaySet, display: PlanePose, rect: tuple[float, float
     c, r = by["centre"], by["rotate"]
     if _inside(rect, r.u, r.v):
         o.add(ov.Line("rotate_lever", c.u, c.v, r.u, r.v, ROTATE_COLOR, 1.0, dashed=True))
-    _add_grips(o, grips, rect, SLICE_COLOR)
+    _add_grips(o, grips, rect)
 
 
-def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grips: list) -> None:
-    """The adjust volume's grips (centre, faces along read, phase and slice) on one display."""
-    _add_grips(o, grips, rect, SHIM_COLOR)
+def visible_rect(t: ov.PixelTransform, width: int, height: int, rect: tuple[float, float, float, float],
+                 margin_px: float = HANDLE_PX) -> tuple[float, float, float, float]:
+    """(u0, u1, v0, v1): the part of the image `rect` on screen, `margin_px` inside the viewport's edges (a grip
+    drawn there is whole and grabbable)."""
+    (a, b), (c, d) = t.to_plane(margin_px, height - margin_px), t.to_plane(width - margin_px, margin_px)
+    u0, u1 = max(rect[0], min(a, c)), min(rect[1], max(a, c))
+    v0, v1 = max(rect[2], min(b, d)), min(rect[3], max(b, d))
+    return (u0, max(u0, u1), v0, max(v0, v1))
+
+
+def _toward(anchor: tuple[float, float], p: tuple[float, float], r: tuple[float, float, float, float]
+            ) -> tuple[float, float]:
+    """The point of the segment anchor -> p furthest from the anchor inside r (the anchor lies in r)."""
+    t = 1.0
+    for k, (lo, hi) in enumerate(((r[0], r[1]), (r[2], r[3]))):
+        d = p[k] - anchor[k]
+        if d > 1e-12 and p[k] > hi:
+            t = min(t, (hi - anchor[k]) / d)
+        elif d < -1e-12 and p[k] < lo:
+            t = min(t, (lo - anchor[k]) / d)
+    t = max(0.0, t)
+    return anchor[0] + t * (p[0] - anchor[0]), anchor[1] + t * (p[1] - anchor[1])
+
+
+def clamped_grips(grips: list, visible: tuple[float, float, float, float]) -> list:
+    """The shim box's grips drawn inside the visible part of the image (issue 34: they sat on the viewport's
+    edge or off screen): the centre grip clamped into it, each face grip pulled along the line from the (drawn)
+    centre grip towards its face until it is inside. Dragging still acts on the box (a drag's effect is its
+    motion, not where it starts)."""
+    u0, u1, v0, v1 = visible
+    by = {g.name: g for g in grips}
+    c = by.get("shim_centre")
+    anchor = ((u0 + u1) / 2.0, (v0 + v1) / 2.0) if c is None else \
+        (min(u1, max(u0, c.u)), min(v1, max(v0, c.v)))
+    out = []
+    for g in grips:
+        if g.name == "shim_centre":
+            out.append(replace(g, u=anchor[0], v=anchor[1]))
+        elif u0 <= g.u <= u1 and v0 <= g.v <= v1:
+            out.append(g)
+        else:
+            u, v = _toward(anchor, (g.u, g.v), visible)
+            out.append(replace(g, u=u, v=v))
+    return out
+
+
+def shim_handles(o: ov.OverlaySet, rect: tuple[float, float, float, float], grips: list,
+                 t: ov.PixelTransform | None = None, width: int = 0, height: int = 0) -> None:
+    """The adjust volume's grips (centre, faces along read, phase and slice) on one display, kept inside the
+    viewport's visible part of the image when its transform and size are given."""
+    if t is not None and width > 0 and height > 0:
+        grips = clamped_grips(grips, visible_rect(t, width, height, rect))
+    _add_grips(o, grips, rect)
 
 
 def plane_to_image_deg(params: Any, display: PlanePose) -> float:
@@ -224,19 +316,140 @@ def plane_to_image_deg(params: Any, display: PlanePose) -> float:
     return plane_angle_deg(params.pose(), display)
 
 
-def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int, display: PlanePose | None = None) -> None:
-    """What a scanner shows of the plan, bottom right on short lines (the bottom orientation letter keeps the
-    middle): with a display, the angle between the group's plane and this image (issue 34: "perpendicular to
-    the 2-chamber image" is read, not judged by eye); slice count and slab thickness; FOV."""
+def plan_info_lines(params: Any, display: PlanePose | None = None) -> tuple[str, ...]:
+    """What a scanner shows of the plan on short lines: with a display, the angle between the group's plane and
+    this image (issue 34: "perpendicular to the 2-chamber image" is read, not judged by eye); slice count and
+    slab thickness; FOV."""
     slab = planning.stack_extent_mm(int(params.n_slices), params.thickness_mm, params.gap_mm)
     n = int(params.n_slices)
     lines = (f"{n} slice{'s' if n != 1 else ''}  slab {slab:.0f} mm",
              f"FOV {params.fov_read_mm:.0f}x{params.fov_phase_mm:.0f}")
     if display is not None:
         lines = (f"{plane_to_image_deg(params, display):.1f} deg to image",) + lines
+    return lines
+
+
+# ---- where the plan info goes: off the body (issue 34: "21 slices slab 138 mm / FOV 380x300" sat over the left
+# kidney's lower pole) -------------------------------------------------------------------------------------------
+BODY_SIGNAL_SHARE = 0.05  # a pixel above this share of the image's 99th percentile is body (IoU ~0.93-0.99 with
+# the subject's body labels on the renal card's localizers of the cohort's extremes; air is noise near 0)
+BODY_MARGIN_PX = 3  # image pixels of margin around the silhouette (about 5 mm on a localizer)
+GROUP_WEIGHT = 2.0  # covering the planned group's outline (the anatomy being planned) weighs this much more
+INFO_CHAR_PX = 7.0  # a generous mean advance of the 13 px plan info font (DejaVu Sans: about 6.5)
+INFO_STEP_PX = 6  # candidate places along each side, this far apart
+_BODY_MASKS: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()
+
+
+def body_mask(image: Any) -> np.ndarray:
+    """The body silhouette of an MRImage, from its own pixels (rows x cols, bool): signal above
+    BODY_SIGNAL_SHARE of its 99th percentile, opened (noise), closed and hole-filled (lungs, bowel gas)."""
+    mask = _BODY_MASKS.get(image)
+    if mask is None:
+        px = np.asarray(image.pixels, float)
+        m = px > BODY_SIGNAL_SHARE * float(np.percentile(px, 99))
+        m = ndimage.binary_fill_holes(ndimage.binary_closing(ndimage.binary_opening(m), iterations=3))
+        # a few pixels' margin: a label touching the skin line reads as on the body (and the mask is approximate)
+        m = ndimage.binary_dilation(m, iterations=BODY_MARGIN_PX)
+        mask = _BODY_MASKS[image] = np.asarray(m, bool)
+    return mask
+
+
+def _clutter(image: Any, t: ov.PixelTransform, x: np.ndarray, y: np.ndarray, outline: Any) -> np.ndarray:
+    """Per widget point (x, y): 1 on the image's body silhouette (off the image: 0), plus GROUP_WEIGHT inside
+    `outline` (display-mm polygon: the planned group, the anatomy it covers, which a label about it must not
+    hide)."""
+    mask = body_mask(image)
+    rows, cols = mask.shape
+    u0, v_top, du, dv = image.placement()
+    u, v = (x - t.ox) / t.k, (t.oy - y) / t.k
+    c, r = np.floor((u - u0) / du).astype(int), np.floor((v_top - v) / dv).astype(int)
+    inside = (c >= 0) & (c < cols) & (r >= 0) & (r < rows)
+    out = np.zeros(x.shape, float)
+    out[inside] = mask[r[inside], c[inside]]
+    if outline is not None and len(outline) >= 3:
+        out += GROUP_WEIGHT * _in_polygon(np.asarray(outline, float), u, v)
+    return out
+
+
+def body_share(image: Any, t: ov.PixelTransform, box: tuple[float, float, float, float], outline: Any = None,
+               step: float = 3.0) -> float:
+    """Share of a widget-pixel box (x0, y0, x1, y1) over the image's body silhouette, plus GROUP_WEIGHT x its
+    share inside `outline` (_clutter), sampled every `step` px."""
+    xs = np.arange(box[0] + step / 2, box[2], step)
+    ys = np.arange(box[1] + step / 2, box[3], step)
+    if len(xs) == 0 or len(ys) == 0:
+        return 0.0
+    x, y = np.meshgrid(xs, ys)
+    return float(_clutter(image, t, x, y, outline).mean())
+
+
+def body_share_map(image: Any, t: ov.PixelTransform, width: int, height: int, outline: Any = None,
+                   step: int = 3) -> Any:
+    """body_share for many boxes of one viewport at once: the clutter sampled once on a `step` px grid of the
+    widget, each box then summed from its table of sums (a plan info place is chosen among some 100 boxes on
+    every redraw; one by one they cost ~9 ms in 1x1)."""
+    xs = np.arange(step / 2, width, step)
+    ys = np.arange(step / 2, height, step)
+    x, y = np.meshgrid(xs, ys)
+    table = np.zeros((len(ys) + 1, len(xs) + 1))
+    table[1:, 1:] = _clutter(image, t, x, y, outline).cumsum(0).cumsum(1)
+
+    def share(box: tuple[float, float, float, float]) -> float:
+        c0, c1 = (int(np.clip(np.ceil((b - step / 2) / step), 0, len(xs))) for b in (box[0], box[2]))
+        r0, r1 = (int(np.clip(np.ceil((b - step / 2) / step), 0, len(ys))) for b in (box[1], box[3]))
+        n = (c1 - c0) * (r1 - r0)
+        if n <= 0:
+            return 0.0
+        return float((table[r1, c1] - table[r0, c1] - table[r1, c0] + table[r0, c0]) / n)
+
+    return share
+
+
+def _in_polygon(poly: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Whether points (u, v) lie inside a polygon (k, 2) (even-odd rule)."""
+    inside = np.zeros(u.shape, bool)
+    for (u0, v0), (u1, v1) in zip(poly, np.roll(poly, -1, axis=0)):
+        crosses = (v0 > v) != (v1 > v)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = u0 + (v - v0) * (u1 - u0) / (v1 - v0)
+        inside ^= crosses & (u < at)
+    return inside
+
+
+def plan_info_box(lines: Sequence[str], width: int, height: int, n_text: int,
+                  share: Any = None) -> tuple[float, float, float, float, str]:
+    """(x0, y0, x1, y1, align) of the plan info: at the right or left edge, clear of the caption (top left, `n_text`
+    lines), the pointer read-out (top right), the scale bar (bottom left) and the orientation letters (edge
+    middles); where `share(box)` (the body's share of a box) is least, bottom right first on ties (and without a
+    body to avoid)."""
+    bw = INFO_CHAR_PX * max((len(t) for t in lines), default=0) + 4.0
+    bh = CAPTION_LINE_PX * len(lines)
+    letter = (height / 2.0 - 16.0, height / 2.0 + 16.0)
+    found: list[tuple[float, float, float, float, str]] = []
+    for align, x0, top, bottom in (("right", width - 6.0 - bw, 8.0 + 2 * CAPTION_LINE_PX, height - 6.0),
+                                   ("left", 6.0, 8.0 + CAPTION_LINE_PX * max(1, n_text), height - 40.0)):
+        y1 = bottom
+        while y1 - bh >= top:
+            if not (y1 - bh < letter[1] and y1 > letter[0]):
+                found.append((x0, y1 - bh, x0 + bw, y1, align))
+            y1 -= INFO_STEP_PX
+    if not found:  # a viewport too small for any: the bottom right, as always
+        return width - 6.0 - bw, height - 6.0 - bh, width - 6.0, height - 6.0, "right"
+    if share is None:
+        return found[0]
+    scores = [round(share(b[:4]), 3) for b in found]
+    return found[int(np.argmin(scores))]
+
+
+def plan_info(o: ov.OverlaySet, params: Any, width: int, height: int, display: PlanePose | None = None,
+              box: tuple[float, float, float, float, str] | None = None) -> None:
+    """The plan info lines (plan_info_lines) in `box` (plan_info_box; default the bottom right)."""
+    lines = plan_info_lines(params, display)
+    x0, _, x1, y1, align = box if box is not None else plan_info_box(lines, width, height, 0)
     for k, text in enumerate(lines):
-        o.add(ov.Text(f"plan_info{k}", width - 6, height - 6 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text,
-                      SLICE_COLOR, INFO_PX, "right", True, valign="bottom"))
+        o.add(ov.Text(f"plan_info{k}", x1 if align == "right" else x0,
+                      y1 - (len(lines) - 1 - k) * CAPTION_LINE_PX, text, SLICE_COLOR, INFO_PX, align, True,
+                      valign="bottom"))
 
 
 # ---- mapping ---------------------------------------------------------------------------------------------

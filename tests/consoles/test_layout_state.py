@@ -35,17 +35,20 @@ def test_each_viewport_has_its_own_graphics_mode():
         LayoutState(layout="1x2").set_graphics_mode("off", 3)
 
 
-def test_switching_layout_hides_but_keeps_contents_and_moves_the_active_viewport():
+def test_switching_layout_hides_but_keeps_contents_and_never_moves_the_active_viewport():
     s = LayoutState()
     s.assign(3, "loc_tra")
+    s.assign(0, "loc_sag")
     s.activate(3)
     s.set_layout("1x2")
-    assert s.count == 2 and s.active == 0  # viewport 4 is not shown any more
-    assert s.to_dict()["viewports"][3]["visible"] is False and s.viewports[3].content == "loc_tra"
+    # issue 34: 1x2 shows the active viewport and its neighbour (3 and 4), the active one stays 4
+    assert s.count == 2 and s.active == 3 and s.visible() == [2, 3]
+    assert s.to_dict()["viewports"][0]["visible"] is False and s.viewports[0].content == "loc_sag"
+    assert s.showing("loc_tra") == [3] and s.showing("loc_sag") == []
     with pytest.raises(ValueError, match="not shown"):
-        s.activate(2)
+        s.activate(0)
     s.set_layout("2x2")
-    assert s.showing("loc_tra") == [3]
+    assert s.showing("loc_tra") == [3] and s.showing("loc_sag") == [0] and s.active == 3
 
 
 def test_move_content_and_window_level():
@@ -80,7 +83,7 @@ def test_invalid_changes_are_refused():
         s.set_graphics_mode("none")
 
 
-def test_1x1_shows_the_active_viewport_and_1x2_falls_back_to_the_first():
+def test_1x1_shows_the_active_viewport_and_1x2_it_and_its_neighbour():
     st = LayoutState()
     st.activate(3)
     st.set_layout("1x1")
@@ -89,4 +92,9 @@ def test_1x1_shows_the_active_viewport_and_1x2_falls_back_to_the_first():
     with pytest.raises(ValueError):
         st.activate(0)
     st.set_layout("1x2")
-    assert st.active == 0 and st.visible() == [0, 1]
+    assert st.active == 3 and st.visible() == [2, 3]
+    st.activate(2)
+    st.set_layout("2x2")
+    st.activate(1)
+    st.set_layout("1x2")
+    assert st.active == 1 and st.visible() == [0, 1]

@@ -10,6 +10,7 @@ import pytest
 
 from consoles.common.numeric import judge_entry
 from consoles.mr import card_help
+from consoles.mr.param_card import SHIM_CENTRE, SHIM_SIZE
 from consoles.mr.model import CARD, CHOICES, PARAM, READ_ONLY
 from consoles.mr.row_params import AXIS_INDEX, SECONDARY, _VIEW_SIGN, normal_from_tilts
 from rendering.geometry import PlanePose
@@ -89,6 +90,13 @@ def _range_of(name: str) -> tuple[str, tuple[float, float]]:
     if name in card_help.POSITION_FIELDS:  # grouped by axis: 'L/R, A/P -500 to 500 mm'
         axis = PARAM[name].label.split()[-1]
         part = next(p for p in card_help.position_range_line().split("; ") if re.search(rf"\b{re.escape(axis)}\b", p))
+        return part, _stated(part)
+    if name in SHIM_CENTRE:  # the shim box's line: 'centre as Position' (card_help says so only when it is)
+        assert "centre as Position" in card_help.shim_line()
+        return _range_of(card_help.POSITION_FIELDS[SHIM_CENTRE.index(name)])
+    if name in SHIM_SIZE:  # '...; size 10-500 mm': one range for the three sizes
+        part = card_help.shim_line().split("; ")[-1]
+        assert part.startswith("size ")
         return part, _stated(part)
     parts = _lines_naming(name)
     assert len(parts) == 1, f"{name}: its range is stated once, found {parts}"
