@@ -581,7 +581,7 @@ class USConsoleView(ConsoleViewBase):
         c = m.controls
         gap = "&nbsp;" * 4
         self.info_label.setText(
-            f"<b>{m.preset}</b>{gap}{a.frequency_mhz:.1f} MHz{gap}Gain {a.gain:.0f}{gap}"
+            f"<b>{m.preset}</b>{gap}{a.frequency_mhz:.1f} MHz{gap}Gain {a.gain:.0f} %{gap}"
             f"DR {c['dynamic_range_db']:.0f} dB{gap}Map {c['grey_map']}<br>"
             f"Depth {a.depth_mm / 10:.1f} cm{gap}Focus {a.focus_mm / 10:.1f} cm{gap}{m.frame_rate_hz():.1f} Hz")
         if m.frozen:
