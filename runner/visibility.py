@@ -3,6 +3,8 @@
 CT: each episode's console model (the same CTModel the console runs, built as the headless driver builds it)
 acquires the card protocol's scouts; they are windowed as the console shows them and handed with the subject
 oracle to scoring.visibility, which measures every answer-defining boundary's CNR.
+MR (the renal cards): each episode's console model holds the localizer and any series acquired before the
+session; every image is windowed as its viewport opens it and measured with the kidney masks of the oracle.
 """
 from __future__ import annotations
 

@@ -13,6 +13,12 @@ the boundary's contrast; divided by the displayed image's pixel-noise SD in the 
 display minus the noise-free one; never below the 8-bit display's quantisation SD, 1/sqrt(12) grey) it is
 the boundary's CNR. Bound: CNR >= CNR_BOUND (the low end of the Rose criterion) on at least one scout.
 
+MR (the renal cards): every kidney's poles (along z) and anterior / posterior borders (along y, the coronal
+slab's axis) on the images the card plans on (localizer images, series acquired before the session), as the
+viewport displays them. The kidney mask is cut by each image's slice as the image samples the volume
+(section_mask); boundary_cnr measures the section's edge with the answer axis along rows; an image shows the
+boundary only if its section ends at most SECTION_CAP_MM short of the kidney's true extreme (mr_measures).
+
 Pure numpy, no Qt or VTK.
 """
 from __future__ import annotations
@@ -175,7 +181,7 @@ def failure_report(fails: Iterable[Measure]) -> str:
     for m in sorted(fails, key=lambda m: (m.cnr, m.task, m.structure, m.subject, m.seed)):
         where = f"best {m.cnr} on {m.view}"
         if m.section_cnr is not None:
-            where += ("; no image cuts the organ" if m.short_mm >= 999.0 else
+            where += ("; no image in a plane holding its direction cuts the organ" if m.short_mm >= 999.0 else
                       f"; that image's section ends {m.short_mm:g} mm short of it (edge CNR {m.section_cnr})")
         lines.append(f"{m.task} {m.structure} {m.subject} seed {m.seed} ({where})")
     return "\n".join(lines)
