@@ -172,8 +172,8 @@ def cmd_tasks_visibility(args) -> int:
     fails = vis.failures(measures)
     print(f"\n{len(tasks)} cards x {len(subjects)} subjects x {len(seeds)} seeds in {wall:.0f} s; "
           f"{len(fails)} boundaries under CNR {vis.CNR_BOUND:g} on every image")
-    for m in sorted(fails, key=lambda m: m.cnr)[:args.show_failures]:
-        print(f"  {m.task} {m.structure} {m.subject} seed {m.seed}: best CNR {m.cnr} ({m.view})")
+    for line in vis.failure_report(fails).splitlines()[:args.show_failures]:
+        print("  " + line)
     if args.png_dir:
         for t in tasks:
             for sub in subjects:
