@@ -386,3 +386,19 @@ def acquire_localizer(subject: Any, isocentre: Any, seq: SequenceParams | None =
     pixels = _add_rician(clean, sigma, _rng(subject, ("localizer", seed))) if noise else clean
     images = tuple(MRImage(pixels[k], grids[k], thickness_mm, k, groups[k][0]) for k in range(3))
     return MRSeries(images, seq, float(field_t), sigma if noise else 0.0, seed)
+
+
+def noise_free_images(subject: Any, series: MRSeries, shading: bool = True) -> np.ndarray:
+    """float32 (n, rows, cols): every image of an acquired series formed again without noise (same
+    sequence, field, grids and slice thickness), e.g. to measure the pixel noise of the displayed image."""
+    vol = signal_volume(subject, series.sequence, series.field_t, shading)
+    return np.stack([_sample_slice(vol, subject, im.grid, im.thickness_mm) for im in series.images])
+
+
+def display_grey(pixels: np.ndarray, level: float, width: float) -> np.ndarray:
+    """The 8-bit grey a viewport shows for `pixels` at (level, width): the linear window from level - width/2
+    (black) to level + width/2 (white), rounded to 0-255, as float64."""
+    if width <= 0:
+        raise ValueError(f"window width must be > 0, got {width}")
+    g = (np.asarray(pixels, np.float64) - (level - width / 2.0)) / width * 255.0
+    return np.rint(np.clip(g, 0.0, 255.0))

@@ -13,6 +13,12 @@ the boundary's contrast; divided by the displayed image's pixel-noise SD in the 
 display minus the noise-free one; never below the 8-bit display's quantisation SD, 1/sqrt(12) grey) it is
 the boundary's CNR. Bound: CNR >= CNR_BOUND (the low end of the Rose criterion) on at least one scout.
 
+MR (the renal cards): every kidney's poles (along z) and anterior / posterior borders (along y, the coronal
+slab's axis) on the images the card plans on (localizer images, series acquired before the session), as the
+viewport displays them. The kidney mask is cut by each image's slice as the image samples the volume
+(section_mask); boundary_cnr measures the section's edge with the answer axis along rows; an image shows the
+boundary only if its section ends at most SECTION_CAP_MM short of the kidney's true extreme (mr_measures).
+
 Pure numpy, no Qt or VTK.
 """
 from __future__ import annotations
@@ -73,6 +79,8 @@ class Measure:
     contrast_grey: float  # mean inside - mean outside (display grey, 0-255)
     noise_sd_grey: float
     width_mm: float  # the boundary's width the means run over
+    short_mm: float = 0.0  # MR: how far the organ's section on this image ends short of its true extreme
+    section_cnr: float | None = None  # MR: the section edge's CNR however far short it ends (cnr is 0 then)
 
 
 def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray, footprint: np.ndarray, end: str,
@@ -155,7 +163,8 @@ def best_per_boundary(measures: Iterable[Measure]) -> dict[tuple[str, str, int, 
     best: dict[tuple[str, str, int, str], Measure] = {}
     for m in measures:
         key = (m.task, m.subject, m.seed, m.structure)
-        if key not in best or m.cnr > best[key].cnr:
+        # a tie (an MR boundary no image shows: all 0) goes to the image whose section comes closest to it
+        if key not in best or (m.cnr, -m.short_mm) > (best[key].cnr, -best[key].short_mm):
             best[key] = m
     return best
 
@@ -163,6 +172,19 @@ def best_per_boundary(measures: Iterable[Measure]) -> dict[tuple[str, str, int, 
 def failures(measures: Iterable[Measure], bound: float = CNR_BOUND) -> list[Measure]:
     """The boundaries whose best scout stays under the bound."""
     return [m for m in best_per_boundary(measures).values() if m.cnr < bound]
+
+
+def failure_report(fails: Iterable[Measure]) -> str:
+    """One line per boundary under the bound, lowest first: card, structure, subject, seed, its best image and
+    (MR) how far that image's section of the organ ends short of the boundary."""
+    lines = []
+    for m in sorted(fails, key=lambda m: (m.cnr, m.task, m.structure, m.subject, m.seed)):
+        where = f"best {m.cnr} on {m.view}"
+        if m.section_cnr is not None:
+            where += ("; no image in a plane holding its direction cuts the organ" if m.short_mm >= 999.0 else
+                      f"; that image's section ends {m.short_mm:g} mm short of it (edge CNR {m.section_cnr})")
+        lines.append(f"{m.task} {m.structure} {m.subject} seed {m.seed} ({where})")
+    return "\n".join(lines)
 
 
 def table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
@@ -194,6 +216,153 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         out.append(f"| {r['task']} | {r['structure']} | {r['min']:.1f} | {r['median']:.1f} | {r['ap_median']:.1f} | "
                    f"{r['lateral_median']:.1f} | {r['worst']} | {r['meet']}/{r['n']} |")
+    return "\n".join(out)
+
+
+# ---- MR (kidneys on the localizers and the coronal T2 series) ----------------------------------------------
+@dataclass(frozen=True)
+class MRBoundary:
+    """An organ's extreme along a subject-frame direction (x left, y posterior, z head), e.g. a kidney's upper
+    pole (+z) or its posterior border (+y)."""
+
+    structure: str
+    organ: str
+    direction: tuple[float, float, float]
+
+
+# The renal cards' answers: the coronal slab's FOV (phase F/H) spans the poles, its slab (along y, the slab
+# axis of a coronal group) the kidneys' anterior and posterior borders.
+MR_KIDNEY_BOUNDARIES: tuple[MRBoundary, ...] = tuple(
+    MRBoundary(f"{side} kidney {what}", f"kidney_{side}", d)
+    for side in ("left", "right")
+    for what, d in (("upper pole", (0.0, 0.0, 1.0)), ("lower pole", (0.0, 0.0, -1.0)),
+                    ("anterior border", (0.0, -1.0, 0.0)), ("posterior border", (0.0, 1.0, 0.0))))
+IN_PLANE_MIN_COS = 0.9  # a boundary is measured on an image whose plane holds its direction within ~25 deg
+# A single slice shows the organ's section, whose edge is the organ's extreme only if the slice passes near
+# it: an image shows the boundary when its section ends at most this short of the extreme (CAP_MM: the same
+# 10 mm that decides which columns define a CT end). Further short, the edge drawn is another one.
+SECTION_CAP_MM = CAP_MM
+
+
+@dataclass(frozen=True)
+class MRView:
+    """One image the agent plans on, as displayed: grey (8-bit, the viewport's window), the same without
+    noise, where it lies (rendering.geometry.ResliceGrid) and its slice thickness."""
+
+    name: str
+    grey: np.ndarray
+    grey_clean: np.ndarray
+    grid: Any
+    thickness_mm: float
+
+
+def section_mask(mask: np.ndarray, origin_mm: Any, spacing_mm: Any, grid: Any, thickness_mm: float) -> np.ndarray:
+    """An organ's mask (label grid [k, j, i]) cut by an image's slice as the image forms it (rendering.mr_image
+    samples its sub-planes across the thickness, linearly): the pixels at least half inside the organ."""
+    from scipy import ndimage
+
+    from rendering.mr_image import subplane_offsets_mm
+    from rendering.geometry import reslice_indices
+
+    spacing = np.asarray(spacing_mm, float)
+    base = reslice_indices(grid, origin_mm, spacing).reshape(3, -1)
+    offs = subplane_offsets_mm(thickness_mm, float(spacing.min()))
+    step = (grid.pose.normal / spacing)[::-1]
+    coords = base[:, None, :] + step[:, None, None] * offs[None, :, None]
+    frac = ndimage.map_coordinates(mask.astype(np.float32), coords, order=1, mode="constant", cval=0.0,
+                                   prefilter=False).mean(axis=0)
+    return (frac >= 0.5).reshape(grid.shape)
+
+
+def _orient(grid: Any, direction: np.ndarray) -> tuple[bool, str, float] | None:
+    """How a direction lies on an image: (transpose?, end, pixel mm along it) so that, with the arrays
+    transposed when asked, the boundary is the organ's `end` ("top" = lowest row) along rows; None when the
+    direction is not in the image plane."""
+    cu, cv = float(np.dot(grid.pose.u, direction)), float(np.dot(grid.pose.v, direction))
+    if max(abs(cu), abs(cv)) < IN_PLANE_MIN_COS:
+        return None
+    if abs(cv) >= abs(cu):  # rows run down v: +v is the top
+        return False, "top" if cv > 0 else "bottom", float(grid.pixel_mm[1])
+    return True, "bottom" if cu > 0 else "top", float(grid.pixel_mm[0])  # columns run along +u
+
+
+def mr_measures(task_id: str, subject: str, seed: int, oracle: Any, views: Sequence[MRView],
+                boundaries: Sequence[MRBoundary] = MR_KIDNEY_BOUNDARIES) -> list[Measure]:
+    """Every boundary on every image whose plane holds its direction: the CNR of the organ's section edge
+    (boundary_cnr, the answer axis along rows) and how far that section ends short of the organ's extreme."""
+    rt = oracle.runtime
+    out: list[Measure] = []
+    sections: dict[tuple[str, int], np.ndarray] = {}
+    for b in boundaries:
+        d = np.asarray(b.direction, float)
+        mask = oracle.organ_mask(b.organ)
+        true_extreme = float((oracle.organ_voxels_mm(b.organ) @ d).max())
+        for vi, v in enumerate(views):
+            o = _orient(v.grid, d)
+            if o is None:
+                continue
+            key = (b.organ, vi)
+            if key not in sections:
+                sections[key] = section_mask(mask, rt.origin_mm, rt.spacing_mm, v.grid, v.thickness_mm)
+            sec = sections[key]
+            transpose, end, px = o
+            if sec.any():
+                short = true_extreme - float((v.grid.points()[sec] @ d).max())
+            else:
+                short = float("inf")
+            g, gc, fp = (v.grey.T, v.grey_clean.T, sec.T) if transpose else (v.grey, v.grey_clean, sec)
+            cnr, con, sd, width = boundary_cnr(g, gc, fp, end, px)
+            shows = short <= SECTION_CAP_MM
+            out.append(Measure(task_id, subject, int(seed), b.structure, v.name,
+                               round(float(cnr), 2) if shows else 0.0, round(float(con), 2), round(float(sd), 2),
+                               float(width), round(short, 1) if np.isfinite(short) else 999.0,
+                               round(float(cnr), 2)))
+    return out
+
+
+def mr_table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
+    """Per MR card and structure: min / median CNR of the best image over the episodes, how many meet the
+    bound, the worst episode, on which kind of image the boundary shows best (localizer plane or series), how
+    many episodes have an image that cuts the organ within SECTION_CAP_MM of the boundary at all, and the
+    median section-edge CNR of the localizer images that cut the organ (however far from the boundary)."""
+    best = best_per_boundary(measures)
+    groups: dict[tuple[str, str], list[Measure]] = {}
+    for (task, _, _, structure), m in best.items():
+        groups.setdefault((task, structure), []).append(m)
+    cut: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    loc: dict[tuple[str, str], list[float]] = {}
+    for m in measures:
+        if m.short_mm <= SECTION_CAP_MM:
+            cut.setdefault((m.task, m.structure), set()).add((m.subject, m.seed))
+        if m.view.startswith("localizer") and m.short_mm < 999.0 and m.section_cnr is not None:
+            loc.setdefault((m.task, m.structure), []).append(m.section_cnr)
+    rows = []
+    for (task, structure), ms in sorted(groups.items()):
+        worst = min(ms, key=lambda m: m.cnr)
+        kinds: dict[str, int] = {}
+        for m in ms:
+            if m.cnr > 0:
+                kind = m.view if m.view.startswith("localizer") else "series"
+                kinds[kind] = kinds.get(kind, 0) + 1
+        lv = loc.get((task, structure), [])
+        rows.append({"task": task, "structure": structure, "n": len(ms), "min": worst.cnr,
+                     "median": round(statistics.median(m.cnr for m in ms), 2),
+                     "worst": f"{worst.subject} seed {worst.seed}", "meet": int(sum(m.cnr >= CNR_BOUND for m in ms)),
+                     "cut": len(cut.get((task, structure), ())), "best_on": kinds,
+                     "localizer_section_median": round(statistics.median(lv), 2) if lv else 0.0,
+                     "localizer_section_min": round(min(lv), 2) if lv else 0.0})
+    return rows
+
+
+def format_mr_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The MR rows as a Markdown table."""
+    out = ["| task | structure | min CNR | median CNR | >= 3 | cut within 10 mm | worst episode | best on | "
+           "localizer section edge: min / median |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        on = ", ".join(f"{k.replace('localizer ', 'loc ')} {v}" for k, v in sorted(r["best_on"].items()))
+        out.append(f"| {r['task']} | {r['structure']} | {r['min']:.1f} | {r['median']:.1f} | {r['meet']}/{r['n']} | "
+                   f"{r['cut']}/{r['n']} | {r['worst']} | {on} | {r['localizer_section_min']:.1f} / "
+                   f"{r['localizer_section_median']:.1f} |")
     return "\n".join(out)
 
 

@@ -1,0 +1,39 @@
+"""`medimageos tasks visibility` on the MR renal cards: the MR table, the exit code of the bound, the failure
+lines naming card, structure, subject and seed, the JSON and the localizer PNGs as displayed."""
+from __future__ import annotations
+
+import json
+
+from runner.cli import main
+
+
+def test_mr_card_meeting_the_bound_prints_its_table_and_exits_0(tmp_path, capsys, subject_cache):
+    out_json = tmp_path / "vis.json"
+    code = main(["tasks", "visibility", "--tasks", "mr_renal_acquisition_adequacy_v2", "--subjects", "s04",
+                 "--seeds", "2", "--workers", "1", "--json-out", str(out_json), "--png-dir", str(tmp_path / "png")])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "| task | structure | min CNR | median CNR | >= 3 | cut within 10 mm |" in text
+    rows = json.loads(out_json.read_text())["mr_rows"]
+    assert sorted(r["structure"] for r in rows) == sorted(
+        f"{side} kidney {what}" for side in ("left", "right")
+        for what in ("upper pole", "lower pole", "anterior border", "posterior border"))
+    assert all(r["meet"] == 1 and r["min"] >= 3.0 for r in rows)
+    pngs = sorted(p.name for p in (tmp_path / "png").iterdir())
+    assert pngs == [f"mr_renal_acquisition_adequacy_v2_s04_seed2_localizer_{v}.png"
+                    for v in ("coronal", "sagittal", "transverse")]
+
+
+def test_mr_card_missing_the_bound_exits_1_naming_each_boundary(capsys, subject_cache):
+    code = main(["tasks", "visibility", "--tasks", "mr_renal_bilateral_geometry_planning_v2", "--subjects", "s04",
+                 "--seeds", "2", "--workers", "1"])
+    text = capsys.readouterr().out
+    assert code == 1, text
+    # s04 seed 2: the single coronal localizer slice cuts the left kidney's upper pole 20 mm short of it
+    assert ("mr_renal_bilateral_geometry_planning_v2 left kidney upper pole s04 seed 2 (best 0.0 on localizer "
+            "coronal; that image's section ends 20 mm short of it (edge CNR 5.5))") in text
+
+
+def test_cards_the_figure_does_not_measure_are_refused(capsys):
+    assert main(["tasks", "visibility", "--tasks", "us"]) == 2
+    assert "covers the L2+ CT cards and the MR renal cards" in capsys.readouterr().err
