@@ -89,8 +89,9 @@ def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray | None, footprint: np.
 
     `grey` is the displayed image, `grey_clean` the same without noise, `footprint` the organ's projection on
     the same pixel grid (rows top = superior). Rows are the answer axis (z). Without a noise-free image
-    (ultrasound: the speckle is the noise) the noise SD is the pooled SD of the pixels within each band
-    (sqrt of the mean of the two bands' variances). `valid`: pixels that are image (a column whose bands
+    (ultrasound: the speckle is the noise) the noise SD is the SD of the pixels about their band's mean in
+    their own column (inside and outside bands pooled): the speckle, not the differences between columns
+    (a rib shadow over some of them, the depth gain), which are image. `valid`: pixels that are image (a column whose bands
     touch any other pixel is not used: outside an ultrasound sector, beyond a resampled image's corners)."""
     rows_any = footprint.any(axis=0)
     cols = np.nonzero(rows_any)[0]
@@ -126,8 +127,11 @@ def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray | None, footprint: np.
     ro = np.concatenate([r for r, _ in outside_rows])
     co = np.concatenate([np.full(r.size, c) for r, c in outside_rows])
     contrast = float(abs(grey[ri, ci].mean() - grey[ro, co].mean()))
-    if grey_clean is None:
-        sd = max(float(np.sqrt((grey[ri, ci].var() + grey[ro, co].var()) / 2.0)), QUANT_SD_GREY)
+    if grey_clean is None:  # the speckle about each column's band mean (shadows and TGC across columns are image)
+        groups = inside_rows + outside_rows
+        ss = sum(float(((grey[r, c] - grey[r, c].mean()) ** 2).sum()) for r, c in groups)
+        dof = sum(r.size for r, _ in groups) - len(groups)  # one mean per band and column
+        sd = max(float(np.sqrt(ss / max(dof, 1))), QUANT_SD_GREY)
     else:
         diff = np.concatenate([(grey - grey_clean)[ri, ci], (grey - grey_clean)[ro, co]])
         sd = max(float(diff.std()), QUANT_SD_GREY)

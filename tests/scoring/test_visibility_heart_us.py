@@ -77,6 +77,19 @@ def test_without_a_noise_free_image_the_noise_is_the_bands_own_sd():
     assert m.noise_sd_grey == pytest.approx(8.0, rel=0.1) and m.cnr == pytest.approx(3.0, rel=0.15), m
 
 
+def test_a_shadow_over_some_columns_is_not_noise():
+    """Half the columns darker by 60 grey on both sides of the edge (a rib shadow): the contrast falls to the
+    columns' mean, the noise stays the speckle's SD about each column's own band mean."""
+    rng = np.random.default_rng(9)
+    im, organ, oracle, axis, _ = _tilted_box(90.0, 24.0, 24.0, 8.0, rng)
+    grey = im.grey.copy()
+    grey[:, : (N - 1) // 2] -= 60.0  # the box's left half
+    im = vis.PlaneImage(im.name, grey, None, None, im.points, im.col_axis, im.row_axis, im.pixel_mm)
+    (m,) = vis.oblique_measures("card", "sX", 0, oracle, [im], (vis.MRBoundary("end", "box", tuple(axis)),),
+                                {("box", 0): organ})
+    assert m.noise_sd_grey == pytest.approx(8.0, rel=0.1) and m.cnr == pytest.approx(3.0, rel=0.15), m
+
+
 def test_bands_off_the_image_are_not_used():
     """A column whose outside band leaves the valid pixels (an ultrasound sector's edge) is skipped."""
     rng = np.random.default_rng(8)
