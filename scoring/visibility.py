@@ -240,6 +240,7 @@ class MRBoundary:
     structure: str
     organ: str
     direction: tuple[float, float, float]
+    landmark: str | None = None  # only the organ within NEAR_LANDMARK_MM of this oracle landmark, across the direction
 
 
 # The renal cards' answers: the coronal slab's FOV (phase F/H) spans the poles, its slab (along y, the slab
@@ -386,6 +387,10 @@ def format_mr_table(rows: Sequence[dict[str, Any]], section_label: str = "locali
 # localizer plane (30-45 deg out of the transverse one), and the agent plans the long-axis views on them; the
 # section rule (SECTION_CAP_MM along the 3D direction) decides whether the section's edge is the boundary.
 OBLIQUE_MIN_COS = 0.5
+# The mitral valve plane is the LV's basal end at the mitral valve: the LV within this radius of the valve's
+# centre, across the long axis (the annulus is about 30 mm across in adults [G]); elsewhere the LV's basal end
+# is the outflow tract running into the aortic root, which no planning step uses.
+NEAR_LANDMARK_MM = 15.0
 
 
 @dataclass(frozen=True)
@@ -437,13 +442,24 @@ def oblique_measures(task_id: str, subject: str, seed: int, oracle: Any, images:
     for b in boundaries:
         d = np.asarray(b.direction, float)
         d = d / np.linalg.norm(d)
-        true_extreme = float((oracle.organ_voxels_mm(b.organ) @ d).max())
+        voxels = oracle.organ_voxels_mm(b.organ)
+        near = None
+        if b.landmark is not None:
+            p = np.asarray(oracle.landmarks[b.landmark], float)
+
+            def near(pts: np.ndarray, p: np.ndarray = p, d: np.ndarray = d) -> np.ndarray:
+                r = pts - p
+                return np.linalg.norm(r - (r @ d)[..., None] * d, axis=-1) <= NEAR_LANDMARK_MM
+            voxels = voxels[near(voxels)]
+        true_extreme = float((voxels @ d).max())
         for vi, im in enumerate(images):
             cr, cc = float(im.row_axis @ d), float(im.col_axis @ d)
             share = float(np.hypot(cr, cc))
             if share < OBLIQUE_MIN_COS:
                 continue
             sec = sections[(b.organ, vi)]
+            if near is not None:
+                sec = sec & near(im.points)
             short = true_extreme - float((im.points[sec] @ d).max()) if sec.any() else float("inf")
             valid = np.ones(im.grey.shape, bool) if im.valid is None else im.valid
             (g, gc, fp, ok), _, px = resample_up([im.grey.astype(np.float64),
@@ -461,11 +477,12 @@ def oblique_measures(task_id: str, subject: str, seed: int, oracle: Any, images:
 def lv_boundaries(oracle: Any) -> tuple[MRBoundary, ...]:
     """The long-axis ends of the LV (its mask: blood pool and myocardium) that define the 2ch / 4ch planes and
     a short-axis stack's base-to-apex coverage: the apex (along the oracle's LV long axis, mitral valve centre
-    -> epicardial apex) and the mitral valve plane (against it)."""
+    -> epicardial apex) and the mitral valve plane (against it, the LV within NEAR_LANDMARK_MM of the mitral
+    valve centre)."""
     base, apex = oracle.lv_long_axis
     a = (apex - base) / np.linalg.norm(apex - base)
     return (MRBoundary("LV apex", "lv", tuple(float(v) for v in a)),
-            MRBoundary("mitral valve plane", "lv", tuple(float(v) for v in -a)))
+            MRBoundary("mitral valve plane", "lv", tuple(float(v) for v in -a), landmark="mitral_valve_centre"))
 
 
 # The shim box's answer: the heart inside the adjust volume, not much more: the heart's six borders (x left,
