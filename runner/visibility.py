@@ -5,6 +5,10 @@ acquires the card protocol's scouts; they are windowed as the console shows them
 oracle to scoring.visibility, which measures every answer-defining boundary's CNR.
 MR (the renal cards): each episode's console model holds the localizer and any series acquired before the
 session; every image is windowed as its viewport opens it and measured with the kidney masks of the oracle.
+MR cardiac planning cards: the same images (the localizer, acquired first where the card starts without it, and
+the cines the start state holds), measured with the LV's long-axis ends or the heart's borders.
+Ultrasound: the reference plan is driven on the console model to its end; the image then on the screen is
+measured with the examined kidney's poles and capsule.
 """
 from __future__ import annotations
 

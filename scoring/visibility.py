@@ -19,6 +19,11 @@ viewport displays them. The kidney mask is cut by each image's slice as the imag
 (section_mask); boundary_cnr measures the section's edge with the answer axis along rows; an image shows the
 boundary only if its section ends at most SECTION_CAP_MM short of the kidney's true extreme (mr_measures).
 
+MR cardiac planning and ultrasound (oblique_measures): boundaries at any angle on the image (the LV's apex and
+mitral valve plane along its long axis, the heart's borders; a kidney's poles along its long axis and its
+capsule across it on the live ultrasound image) are measured on the image resampled with the boundary's
+direction up, with the same section rule; ultrasound's noise is its speckle (no noise-free image exists).
+
 Pure numpy, no Qt or VTK.
 """
 from __future__ import annotations
