@@ -19,6 +19,11 @@ viewport displays them. The kidney mask is cut by each image's slice as the imag
 (section_mask); boundary_cnr measures the section's edge with the answer axis along rows; an image shows the
 boundary only if its section ends at most SECTION_CAP_MM short of the kidney's true extreme (mr_measures).
 
+MR cardiac planning and ultrasound (oblique_measures): boundaries at any angle on the image (the LV's apex and
+mitral valve plane along its long axis, the heart's borders; a kidney's poles along its long axis and its
+capsule across it on the live ultrasound image) are measured on the image resampled with the boundary's
+direction up, with the same section rule; ultrasound's noise is its speckle (no noise-free image exists).
+
 Pure numpy, no Qt or VTK.
 """
 from __future__ import annotations
@@ -83,12 +88,16 @@ class Measure:
     section_cnr: float | None = None  # MR: the section edge's CNR however far short it ends (cnr is 0 then)
 
 
-def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray, footprint: np.ndarray, end: str,
-                 pixel_mm: float) -> tuple[float, float, float, float]:
+def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray | None, footprint: np.ndarray, end: str,
+                 pixel_mm: float, valid: np.ndarray | None = None) -> tuple[float, float, float, float]:
     """(CNR, contrast, noise SD, width mm) of one organ end on one displayed scout.
 
     `grey` is the displayed image, `grey_clean` the same without noise, `footprint` the organ's projection on
-    the same pixel grid (rows top = superior). Rows are the answer axis (z)."""
+    the same pixel grid (rows top = superior). Rows are the answer axis (z). Without a noise-free image
+    (ultrasound: the speckle is the noise) the noise SD is the SD of the pixels about their band's mean in
+    their own column (inside and outside bands pooled): the speckle, not the differences between columns
+    (a rib shadow over some of them, the depth gain), which are image. `valid`: pixels that are image (a column whose bands
+    touch any other pixel is not used: outside an ultrasound sector, beyond a resampled image's corners)."""
     rows_any = footprint.any(axis=0)
     cols = np.nonzero(rows_any)[0]
     if cols.size == 0:
@@ -111,6 +120,8 @@ def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray, footprint: np.ndarray
             r_in, r_out = np.arange(e - band + 1, e + 1), np.arange(e + 1, e + 1 + band)
         if r_out.min() < 0 or r_out.max() >= n_r or r_in.min() < 0 or r_in.max() >= n_r:
             continue  # the edge at the scout's border: nothing outside it shows
+        if valid is not None and not (valid[r_in, c].all() and valid[r_out, c].all()):
+            continue  # a band off the image (sector edge, resampled corner)
         inside_rows.append((r_in, c))
         outside_rows.append((r_out, c))
         used.append(c)
@@ -121,8 +132,14 @@ def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray, footprint: np.ndarray
     ro = np.concatenate([r for r, _ in outside_rows])
     co = np.concatenate([np.full(r.size, c) for r, c in outside_rows])
     contrast = float(abs(grey[ri, ci].mean() - grey[ro, co].mean()))
-    diff = np.concatenate([(grey - grey_clean)[ri, ci], (grey - grey_clean)[ro, co]])
-    sd = max(float(diff.std()), QUANT_SD_GREY)
+    if grey_clean is None:  # the speckle about each column's band mean (shadows and TGC across columns are image)
+        groups = inside_rows + outside_rows
+        ss = sum(float(((grey[r, c] - grey[r, c].mean()) ** 2).sum()) for r, c in groups)
+        dof = sum(r.size for r, _ in groups) - len(groups)  # one mean per band and column
+        sd = max(float(np.sqrt(ss / max(dof, 1))), QUANT_SD_GREY)
+    else:
+        diff = np.concatenate([(grey - grey_clean)[ri, ci], (grey - grey_clean)[ro, co]])
+        sd = max(float(diff.std()), QUANT_SD_GREY)
     return contrast / sd, contrast, sd, len(used) * pixel_mm
 
 
@@ -228,6 +245,7 @@ class MRBoundary:
     structure: str
     organ: str
     direction: tuple[float, float, float]
+    landmark: str | None = None  # only the organ within NEAR_LANDMARK_MM of this oracle landmark, across the direction
 
 
 # The renal cards' answers: the coronal slab's FOV (phase F/H) spans the poles, its slab (along y, the slab
@@ -320,7 +338,7 @@ def mr_measures(task_id: str, subject: str, seed: int, oracle: Any, views: Seque
     return out
 
 
-def mr_table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
+def mr_table_rows(measures: Sequence[Measure], section_prefix: str = "localizer") -> list[dict[str, Any]]:
     """Per MR card and structure: min / median CNR of the best image over the episodes, how many meet the
     bound, the worst episode, on which kind of image the boundary shows best (localizer plane or series), how
     many episodes have an image that cuts the organ within SECTION_CAP_MM of the boundary at all, and the
@@ -334,7 +352,7 @@ def mr_table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
     for m in measures:
         if m.short_mm <= SECTION_CAP_MM:
             cut.setdefault((m.task, m.structure), set()).add((m.subject, m.seed))
-        if m.view.startswith("localizer") and m.short_mm < 999.0 and m.section_cnr is not None:
+        if m.view.startswith(section_prefix) and m.short_mm < 999.0 and m.section_cnr is not None:
             loc.setdefault((m.task, m.structure), []).append(m.section_cnr)
     rows = []
     for (task, structure), ms in sorted(groups.items()):
@@ -342,7 +360,7 @@ def mr_table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
         kinds: dict[str, int] = {}
         for m in ms:
             if m.cnr > 0:
-                kind = m.view if m.view.startswith("localizer") else "series"
+                kind = m.view if m.view.startswith(section_prefix) else "series"
                 kinds[kind] = kinds.get(kind, 0) + 1
         lv = loc.get((task, structure), [])
         rows.append({"task": task, "structure": structure, "n": len(ms), "min": worst.cnr,
@@ -354,16 +372,167 @@ def mr_table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
     return rows
 
 
-def format_mr_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The MR rows as a Markdown table."""
+def format_mr_table(rows: Sequence[dict[str, Any]], section_label: str = "localizer") -> str:
+    """The MR rows (or the ultrasound rows, `section_label` "live image") as a Markdown table."""
     out = ["| task | structure | min CNR | median CNR | >= 3 | cut within 10 mm | worst episode | best on | "
-           "localizer section edge: min / median |", "|---|---|---|---|---|---|---|---|---|"]
+           f"{section_label} section edge: min / median |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         on = ", ".join(f"{k.replace('localizer ', 'loc ')} {v}" for k, v in sorted(r["best_on"].items()))
         out.append(f"| {r['task']} | {r['structure']} | {r['min']:.1f} | {r['median']:.1f} | {r['meet']}/{r['n']} | "
                    f"{r['cut']}/{r['n']} | {r['worst']} | {on} | {r['localizer_section_min']:.1f} / "
                    f"{r['localizer_section_median']:.1f} |")
     return "\n".join(out)
+
+
+# ---- oblique boundaries: MR cardiac planning, ultrasound ---------------------------------------------------
+# The LV long axis and a kidney's long axis on an ultrasound image lie at any angle on the image: the image is
+# resampled (nearest pixel, so the pixel noise keeps its SD) with the boundary's in-plane direction pointing
+# up, then boundary_cnr measures it as above. An image measures a boundary whose direction it holds within
+# 60 deg (the in-plane share of the direction >= OBLIQUE_MIN_COS): the LV long axis is oblique to every
+# localizer plane (30-45 deg out of the transverse one), and the agent plans the long-axis views on them; the
+# section rule (SECTION_CAP_MM along the 3D direction) decides whether the section's edge is the boundary.
+OBLIQUE_MIN_COS = 0.5
+# The mitral valve plane is the LV's basal end at the mitral valve: the LV within this radius of the valve's
+# centre, across the long axis (the annulus is about 30 mm across in adults [G]); elsewhere the LV's basal end
+# is the outflow tract running into the aortic root, which no planning step uses.
+NEAR_LANDMARK_MM = 15.0
+
+
+@dataclass(frozen=True)
+class PlaneImage:
+    """One displayed image with its place in the subject: grey (8-bit, as displayed), the same without noise
+    (None: ultrasound), the pixels that are image, every pixel centre's subject mm (rows, cols, 3), the
+    subject directions of +column and +row (down the screen) and the pixel size (row mm, column mm)."""
+
+    name: str
+    grey: np.ndarray
+    grey_clean: np.ndarray | None
+    valid: np.ndarray | None
+    points: np.ndarray
+    col_axis: np.ndarray
+    row_axis: np.ndarray
+    pixel_mm: tuple[float, float]
+
+
+def resample_up(arrays: Sequence[np.ndarray | None], e_row_mm: float, e_col_mm: float,
+                pixel_mm: tuple[float, float]) -> tuple[list[np.ndarray | None], np.ndarray, float]:
+    """The arrays resampled (nearest pixel) on a square grid whose up direction is the image direction
+    (e_row_mm, e_col_mm) (mm down the rows, mm along the columns; unit), about the image's centre; also the
+    mask of output pixels inside the input image and the output pixel size (the input's finer one)."""
+    pr, pc = float(pixel_mm[0]), float(pixel_mm[1])
+    first = next(a for a in arrays if a is not None)
+    nr, nc = first.shape
+    px = min(pr, pc)
+    n = int(np.ceil(np.hypot(nr * pr, nc * pc) / px)) + 1
+    k = (np.arange(n) - (n - 1) / 2.0) * px
+    right, up = k[None, :], -k[:, None]  # output column offset (right), row offset (up)
+    f_row, f_col = e_col_mm, -e_row_mm  # "right" when e is "up"
+    off_row = right * f_row + up * e_row_mm
+    off_col = right * f_col + up * e_col_mm
+    r = np.rint((nr - 1) / 2.0 + off_row / pr).astype(int)
+    c = np.rint((nc - 1) / 2.0 + off_col / pc).astype(int)
+    inside = (r >= 0) & (r < nr) & (c >= 0) & (c < nc)
+    rc, cc = np.clip(r, 0, nr - 1), np.clip(c, 0, nc - 1)
+    out = [None if a is None else np.where(inside, a[rc, cc], 0).astype(a.dtype) for a in arrays]
+    return out, inside, px
+
+
+def oblique_measures(task_id: str, subject: str, seed: int, oracle: Any, images: Sequence[PlaneImage],
+                     boundaries: Sequence[MRBoundary], sections: dict[tuple[str, int], np.ndarray]
+                     ) -> list[Measure]:
+    """Every boundary on every image that holds its direction within 60 deg: the CNR of the organ's section
+    edge along the boundary's in-plane direction and how far the section ends short of the organ's extreme
+    along the 3D direction (`sections`: (organ, image index) -> the organ's pixels on that image)."""
+    out: list[Measure] = []
+    for b in boundaries:
+        d = np.asarray(b.direction, float)
+        d = d / np.linalg.norm(d)
+        voxels = oracle.organ_voxels_mm(b.organ)
+        near = None
+        if b.landmark is not None:
+            p = np.asarray(oracle.landmarks[b.landmark], float)
+
+            def near(pts: np.ndarray, p: np.ndarray = p, d: np.ndarray = d) -> np.ndarray:
+                r = pts - p
+                return np.linalg.norm(r - (r @ d)[..., None] * d, axis=-1) <= NEAR_LANDMARK_MM
+            voxels = voxels[near(voxels)]
+        true_extreme = float((voxels @ d).max())
+        for vi, im in enumerate(images):
+            cr, cc = float(im.row_axis @ d), float(im.col_axis @ d)
+            share = float(np.hypot(cr, cc))
+            if share < OBLIQUE_MIN_COS:
+                continue
+            sec = sections[(b.organ, vi)]
+            if near is not None:
+                sec = sec & near(im.points)
+            short = true_extreme - float((im.points[sec] @ d).max()) if sec.any() else float("inf")
+            valid = np.ones(im.grey.shape, bool) if im.valid is None else im.valid
+            (g, gc, fp, ok), _, px = resample_up([im.grey.astype(np.float64),
+                                                  None if im.grey_clean is None else im.grey_clean.astype(np.float64),
+                                                  sec, valid], cr / share, cc / share, im.pixel_mm)
+            cnr, con, sd, width = boundary_cnr(g, gc, fp.astype(bool), "top", px, ok.astype(bool))
+            shows = short <= SECTION_CAP_MM
+            out.append(Measure(task_id, subject, int(seed), b.structure, im.name,
+                               round(float(cnr), 2) if shows else 0.0, round(float(con), 2), round(float(sd), 2),
+                               float(width), round(short, 1) if np.isfinite(short) else 999.0,
+                               round(float(cnr), 2)))
+    return out
+
+
+def lv_boundaries(oracle: Any) -> tuple[MRBoundary, ...]:
+    """The long-axis ends of the LV (its mask: blood pool and myocardium) that define the 2ch / 4ch planes and
+    a short-axis stack's base-to-apex coverage: the apex (along the oracle's LV long axis, mitral valve centre
+    -> epicardial apex) and the mitral valve plane (against it, the LV within NEAR_LANDMARK_MM of the mitral
+    valve centre)."""
+    base, apex = oracle.lv_long_axis
+    a = (apex - base) / np.linalg.norm(apex - base)
+    return (MRBoundary("LV apex", "lv", tuple(float(v) for v in a)),
+            MRBoundary("mitral valve plane", "lv", tuple(float(v) for v in -a), landmark="mitral_valve_centre"))
+
+
+# The shim box's answer: the heart inside the adjust volume, not much more: the heart's six borders (x left,
+# y posterior, z head).
+HEART_BORDERS: tuple[MRBoundary, ...] = tuple(
+    MRBoundary(f"heart {name} border", "heart", d)
+    for name, d in (("left", (1.0, 0.0, 0.0)), ("right", (-1.0, 0.0, 0.0)), ("anterior", (0.0, -1.0, 0.0)),
+                    ("posterior", (0.0, 1.0, 0.0)), ("superior", (0.0, 0.0, 1.0)), ("inferior", (0.0, 0.0, -1.0))))
+
+
+def mr_plane_image(v: MRView) -> PlaneImage:
+    """An MR view as a PlaneImage (columns along the grid's u, rows down its v)."""
+    g = v.grid
+    return PlaneImage(v.name, v.grey, v.grey_clean, None, g.points(), np.asarray(g.pose.u, float),
+                      -np.asarray(g.pose.v, float), (float(g.pixel_mm[1]), float(g.pixel_mm[0])))
+
+
+def mr_oblique_measures(task_id: str, subject: str, seed: int, oracle: Any, views: Sequence[MRView],
+                        boundaries: Sequence[MRBoundary]) -> list[Measure]:
+    """MR boundaries at any angle (the LV's long-axis ends, the heart's borders) on the displayed images."""
+    rt = oracle.runtime
+    images = [mr_plane_image(v) for v in views]
+    sections = {(organ, vi): section_mask(oracle.organ_mask(organ), rt.origin_mm, rt.spacing_mm, v.grid,
+                                          v.thickness_mm)
+                for organ in {b.organ for b in boundaries} for vi, v in enumerate(views)}
+    return oblique_measures(task_id, subject, seed, oracle, images, boundaries, sections)
+
+
+def us_boundaries(axis: Any, col_axis: Any, row_axis: Any, side: str) -> tuple[MRBoundary, ...]:
+    """A kidney's boundaries on an ultrasound image: its poles (its 3D long axis, lower -> upper pole:
+    scoring.oracles.us.kidney_anatomy) and its capsule across the long axis on the image, near the probe and
+    far from it (the in-plane direction perpendicular to the long axis' projection)."""
+    a = np.asarray(axis, float)
+    cu, cr = float(a @ col_axis), float(a @ row_axis)
+    perp = -cr * np.asarray(col_axis, float) + cu * np.asarray(row_axis, float)  # in plane, across the axis
+    if np.linalg.norm(perp) < 1e-6:  # the long axis across the image: the capsule along the beam
+        perp = np.asarray(row_axis, float)
+    perp = perp / np.linalg.norm(perp)
+    if perp @ row_axis < 0:
+        perp = -perp  # deeper (away from the probe)
+    o = f"kidney_{side}"
+    t = lambda v: tuple(float(x) for x in v)  # noqa: E731
+    return (MRBoundary(f"{side} kidney upper pole", o, t(a)), MRBoundary(f"{side} kidney lower pole", o, t(-a)),
+            MRBoundary(f"{side} kidney near capsule", o, t(-perp)),
+            MRBoundary(f"{side} kidney far capsule", o, t(perp)))
 
 
 def measure_dicts(measures: Iterable[Measure]) -> list[dict[str, Any]]:

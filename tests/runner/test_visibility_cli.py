@@ -1,5 +1,5 @@
-"""`medimageos tasks visibility` on the MR renal cards: the MR table, the exit code of the bound, the failure
-lines naming card, structure, subject and seed, the JSON and the localizer PNGs as displayed."""
+"""`medimageos tasks visibility` on the MR renal cards and an ultrasound card: the tables, the exit code of the
+bound, the failure lines naming card, structure, subject and seed, the JSON and the PNGs as displayed."""
 from __future__ import annotations
 
 import json
@@ -34,6 +34,21 @@ def test_mr_card_missing_the_bound_exits_1_naming_each_boundary(capsys, subject_
             "coronal; that image's section ends 20 mm short of it (edge CNR 5.5))") in text
 
 
+def test_us_card_prints_the_live_image_table_and_saves_the_image(tmp_path, capsys, subject_cache):
+    out_json = tmp_path / "vis.json"
+    code = main(["tasks", "visibility", "--tasks", "us_kidney_long_axis_search_v1", "--subjects", "s13", "--seeds",
+                 "1", "--workers", "1", "--json-out", str(out_json), "--png-dir", str(tmp_path / "png")])
+    text = capsys.readouterr().out
+    assert code == 1, text  # the rib shadow over the upper pole (docs/visibility.md, "Ultrasound")
+    assert "| live image section edge: min / median |" in text
+    assert "us_kidney_long_axis_search_v1 left kidney upper pole s13 seed 1 (best " in text
+    rows = json.loads(out_json.read_text())["us_rows"]
+    assert sorted(r["structure"] for r in rows) == sorted(
+        f"left kidney {what}" for what in ("upper pole", "lower pole", "near capsule", "far capsule"))
+    assert [p.name for p in (tmp_path / "png").iterdir()] == ["us_kidney_long_axis_search_v1_s13_seed1_live.png"]
+
+
 def test_cards_the_figure_does_not_measure_are_refused(capsys):
-    assert main(["tasks", "visibility", "--tasks", "us"]) == 2
-    assert "covers the L2+ CT cards and the MR renal cards" in capsys.readouterr().err
+    assert main(["tasks", "visibility", "--tasks", "mr_select_sequence_v1"]) == 2
+    assert "covers the L2+ CT cards, the MR renal and cardiac planning cards and the L2+ ultrasound cards" in \
+        capsys.readouterr().err
