@@ -3,6 +3,7 @@ screenshots, as does a fresh CLI runner process launching a console per episode 
 console; hung/dead workers are killed (with their Xvfb and console) and their episode retried; INVALID is retried then kept."""
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -215,16 +216,31 @@ def local_ray():
 _ONE: dict[str, tuple] = {}  # the one-worker run of this worker process, shared by the tests comparing with it
 
 
+def _shared_dir(tmp_path_factory) -> Path:
+    """A folder every xdist worker of this pytest run shares (the run's own temp root), else this process's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def _one_worker_run(tmp_path_factory) -> tuple[list, Path]:
     """The reference on TYPING_TASK, seeds 0 and 1, in one worker in-process (the sequential path): the run the
-    two-worker and the Ray runs must reproduce."""
+    two-worker, the Ray and the CLI runs must reproduce. Run once per pytest run: the first test needing it
+    runs it under a file lock, the others (on any xdist worker) wait for it and read it."""
     from runner.run import run_sequential
+    from scoring.verdict import Verdict
 
     if "one" not in _ONE:
-        out = tmp_path_factory.mktemp("one")
-        verdicts = run_sequential(_specs([0, 1], TYPING_TASK), functools.partial(make_agent, "reference"), out,
-                                  "reference")
-        assert [v.outcome for v in verdicts] == ["PASS", "PASS"], [v.reason for v in verdicts]
+        shared = _shared_dir(tmp_path_factory) / "test_parallel_one_worker"
+        shared.mkdir(exist_ok=True)
+        out, record = shared / "out", shared / "verdicts.json"
+        with open(shared / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+            if not record.is_file():
+                verdicts = run_sequential(_specs([0, 1], TYPING_TASK), functools.partial(make_agent, "reference"),
+                                          out, "reference")
+                assert [v.outcome for v in verdicts] == ["PASS", "PASS"], [v.reason for v in verdicts]
+                record.write_text(json.dumps([v.model_dump(mode="json") for v in verdicts]))
+            verdicts = [Verdict.model_validate(v) for v in json.loads(record.read_text())]
         _ONE["one"] = (verdicts, out)
     return _ONE["one"]
 
