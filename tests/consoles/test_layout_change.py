@@ -37,32 +37,40 @@ class _Probe:
     subject and each script's sequence are paid once, not once per part (9 processes, 44 s alone before)."""
 
     def __init__(self, display, log: Path) -> None:
-        self.log = log
+        self.log, self._buf = log, b""
         with open(log, "w") as err:  # stderr to a file: a pipe nobody reads could fill and stall the probe
             self.proc = subprocess.Popen([sys.executable, "-m", "tests.consoles.layout_change_probe", "--serve"],
-                                         cwd=ROOT, env=dict(os.environ, DISPLAY=display.name), text=True,
+                                         cwd=ROOT, env=dict(os.environ, DISPLAY=display.name), bufsize=0,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
 
     def run(self, out: Path, script: str, part: str | None, half: int | None) -> Path:
-        """Run one job; `out` once the probe answered that it finished."""
+        """Run one job; `out` once the probe answered that it finished. A probe that does not answer in time is
+        killed (a later job must not read this one's late answer)."""
         assert self.proc.poll() is None, f"the probe exited: {self.log.read_text()[-2000:]}"
-        self.proc.stdin.write(json.dumps({"out": str(out), "script": script, "part": part, "half": half}) + "\n")
-        self.proc.stdin.flush()
+        job = {"out": str(out), "script": script, "part": part, "half": half}
+        self.proc.stdin.write((json.dumps(job) + "\n").encode())
         deadline = time.monotonic() + JOB_LIMIT_S
         while True:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(left, 0.0))
-            assert ready, f"the probe did not answer within {JOB_LIMIT_S:.0f} s: {self.log.read_text()[-2000:]}"
-            line = self.proc.stdout.readline()
-            assert line, f"the probe exited: {self.log.read_text()[-2000:]}"
-            if line.startswith(REPLY):
-                reply = json.loads(line[len(REPLY):])
-                assert "error" not in reply, reply["error"]
-                return out
+            line, sep, rest = self._buf.partition(b"\n")
+            if sep:  # a whole line (the probe's stdout may carry others than its answers)
+                self._buf = rest
+                if line.startswith(REPLY.encode()):
+                    reply = json.loads(line[len(REPLY):])
+                    assert "error" not in reply, reply["error"]
+                    return out
+                continue
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(deadline - time.monotonic(), 0.0))
+            if not ready:
+                self.close()
+                raise AssertionError(f"the probe did not answer within {JOB_LIMIT_S:.0f} s; killed: "
+                                     f"{self.log.read_text()[-2000:]}")
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            assert chunk, f"the probe exited: {self.log.read_text()[-2000:]}"
+            self._buf += chunk
 
     def close(self) -> None:
         try:
-            self.proc.stdin.close()
+            self.proc.stdin.close()  # the probe's end of jobs
             self.proc.wait(timeout=15)
         except (OSError, subprocess.TimeoutExpired):
             pass
