@@ -2,7 +2,12 @@
 that every frame shows what is there, for the no-stale-pixels display test (issue 24). Run under
 Xvfb as its own process (the test process never creates a QApplication):
 
-    python -m tests.consoles.layout_change_probe --out DIR [--subject s06] [--script NAME]
+    python -m tests.consoles.layout_change_probe --out DIR [--subject s06] [--script NAME] [--part ...]
+    python -m tests.consoles.layout_change_probe --serve [--subject s06]
+
+With --serve it runs jobs read from stdin, one JSON line each ({"out", "script", "part", "half"}, as the
+options), and answers each with a line `LAYOUT-PROBE {"ok": true}` (or `{"error": traceback}`): the
+imports, the subject and each script's sequence are then paid once for every comparison the tests ask of it.
 
 The console runs in this process (the shell's own settle, real X input through runner.xinput), so a
 probe can look behind a frame without changing what the next frame does:
@@ -23,6 +28,8 @@ import argparse
 import copy
 import hashlib
 import json
+import sys
+import traceback
 from pathlib import Path
 from typing import Callable
 
@@ -89,26 +96,32 @@ class _InProcess:
         return self.shell.cmd_state()["state"]
 
 
+REPLY = "LAYOUT-PROBE "  # marks the serve mode's answers among anything Qt or VTK print
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.consoles.layout_change_probe")
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--out", type=Path, help="the one job's folder (without --serve)")
+    ap.add_argument("--serve", action="store_true", help="run jobs read from stdin, one JSON line each")
     ap.add_argument("--subject", default="s06")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--script", default="issue24")
-    # the two comparisons as separate runs (each test then plays a part of the work): "redraw" plays the script
-    # twice (sequence; checked with full redraws), "fresh" once and builds a console afresh at every step
+    # the two comparisons as separate jobs (each test then plays a part of the work): "redraw" plays the script
+    # on a second console with full redraws, "fresh" builds a console afresh at every step; both compare with
+    # the sequence, played once per script and process
     ap.add_argument("--part", choices=("redraw", "fresh"), default=None, help="one comparison only (default both)")
     ap.add_argument("--half", type=int, choices=(0, 1), default=None,
                     help="with --part fresh: build the fresh consoles of the first (0) or second (1) half of the steps")
     args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.serve and args.out is None:
+        ap.error("--out is required without --serve")
     import os
 
     from consoles.common.shell import ConsoleShell  # applies the console environment before Qt
     from consoles.common.console_card import load_console_card
     from consoles.mr.__main__ import make_model
     from consoles.mr.view import MRConsoleView
-    from PySide6 import QtGui
+    from PySide6 import QtCore, QtGui
     from rendering.subjects import load_runtime
     from runner.capture import ScreenCapture, encode_png
     from runner.xinput import open_input
@@ -119,7 +132,6 @@ def main(argv: list[str] | None = None) -> int:
     shell_args = argparse.Namespace(control="in-process")  # benchmark mode: frames at settle
     display = os.environ["DISPLAY"]
     cap, inp = ScreenCapture(display), open_input(display)
-    script = _script(args.script)
 
     def launch(model) -> tuple:
         shell = ConsoleShell(shell_args, card.width, card.height)
@@ -142,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         shell.window.hide()
         shell.window.deleteLater()
         shell._process_all()
+        # deleteLater outside an event loop waits for one: delete now, or every closed console stays alive and
+        # each later build (its style set on every widget) gets slower (a served probe builds ~30)
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
 
     def viewer_rect(view) -> tuple[int, int, int, int]:
         w = view.viewer
@@ -166,53 +181,76 @@ def main(argv: list[str] | None = None) -> int:
     def digest(a: np.ndarray) -> str:
         return hashlib.sha256(a.tobytes()).hexdigest()
 
-    def keep(name: str, a: np.ndarray) -> None:
-        (args.out / f"{name}.png").write_bytes(encode_png(a))
+    played: dict[str, tuple[list, list]] = {}
 
-    # the sequence, as an agent's episode runs it; the model copied at every step for "fresh"
-    shell, view, d = launch(make_model(card, subject, args.seed))
-    seq, models = [], []
-    for name, act in script:
-        act(d)
-        seq.append(grab(view))
-        listeners, view.model.listeners = view.model.listeners, []
-        models.append(copy.deepcopy(view.model, {id(subject): subject}))
-        view.model.listeners = listeners
-    layouts = [m.layout.layout for m in models]
-    close(shell)
-    # the same script on a second console, each frame followed by a full redraw
-    checked, full = [None] * len(script), [None] * len(script)
-    if args.part in (None, "redraw"):
-        shell, view, d = launch(make_model(card, subject, args.seed))
-        for k, (name, act) in enumerate(script):
-            act(d)
-            checked[k] = grab(view)
-            full_redraw(view)
-            full[k] = grab(view)
-        close(shell)
-    # a console built afresh around every step's state
-    fresh = [None] * len(script)
-    if args.part in (None, "fresh"):
-        cut = (len(models) + 1) // 2
-        chosen = {None: range(len(models)), 0: range(cut), 1: range(cut, len(models))}[args.half]
-        for k in chosen:
-            shell, view, _ = launch(models[k])
-            fresh[k] = grab(view)
+    def sequence(name: str) -> tuple[list, list]:
+        """The script as an agent's episode runs it: its frames, and the model copied at every step (for
+        "fresh"); played once per script in this process (a console of its own, closed after)."""
+        if name not in played:
+            shell, view, d = launch(make_model(card, subject, args.seed))
+            seq, models = [], []
+            for _, act in _script(name):
+                act(d)
+                seq.append(grab(view))
+                listeners, view.model.listeners = view.model.listeners, []
+                models.append(copy.deepcopy(view.model, {id(subject): subject}))
+                view.model.listeners = listeners
             close(shell)
-    steps = []
-    for k, (name, _) in enumerate(script):
-        frames = {"sequence": seq[k], "checked": checked[k], "full_redraw": full[k], "fresh": fresh[k]}
-        s = {"name": name, "layout": layouts[k], "previous": digest(seq[k - 1]) if k else "",
-             **{what: digest(a) for what, a in frames.items() if a is not None}}
-        steps.append(s)
-        if len({digest(a) for a in frames.values() if a is not None}) > 1:
-            for what, a in frames.items():
-                if a is not None:
-                    keep(f"{k:02d}_{name}_{what}", a)
-    (args.out / "steps.json").write_text(json.dumps(steps, indent=1))
-    cap.close()
-    inp.close()
-    return 0
+            played[name] = (seq, models)
+        return played[name]
+
+    def job(out: Path, name: str, part: str | None, half: int | None) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        script = _script(name)
+        seq, models = sequence(name)
+        layouts = [m.layout.layout for m in models]
+        # the same script on a second console, each frame followed by a full redraw
+        checked, full = [None] * len(script), [None] * len(script)
+        if part in (None, "redraw"):
+            shell, view, d = launch(make_model(card, subject, args.seed))
+            for k, (_, act) in enumerate(script):
+                act(d)
+                checked[k] = grab(view)
+                full_redraw(view)
+                full[k] = grab(view)
+            close(shell)
+        # a console built afresh around every step's state
+        fresh = [None] * len(script)
+        if part in (None, "fresh"):
+            cut = (len(models) + 1) // 2
+            chosen = {None: range(len(models)), 0: range(cut), 1: range(cut, len(models))}[half]
+            for k in chosen:
+                shell, view, _ = launch(models[k])
+                fresh[k] = grab(view)
+                close(shell)
+        steps = []
+        for k, (step, _) in enumerate(script):
+            frames = {"sequence": seq[k], "checked": checked[k], "full_redraw": full[k], "fresh": fresh[k]}
+            s = {"name": step, "layout": layouts[k], "previous": digest(seq[k - 1]) if k else "",
+                 **{what: digest(a) for what, a in frames.items() if a is not None}}
+            steps.append(s)
+            if len({digest(a) for a in frames.values() if a is not None}) > 1:
+                for what, a in frames.items():
+                    if a is not None:
+                        (out / f"{k:02d}_{step}_{what}.png").write_bytes(encode_png(a))
+        (out / "steps.json").write_text(json.dumps(steps, indent=1))
+
+    try:
+        if not args.serve:
+            job(args.out, args.script, args.part, args.half)
+            return 0
+        for line in sys.stdin:
+            try:
+                j = json.loads(line)
+                job(Path(j["out"]), j["script"], j.get("part"), j.get("half"))
+                reply: dict = {"ok": True}
+            except Exception:  # noqa: BLE001 - answered to the test, which fails with it
+                reply = {"error": traceback.format_exc(limit=12)}
+            print(REPLY + json.dumps(reply), flush=True)
+        return 0
+    finally:
+        cap.close()
+        inp.close()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ again, ends every episode exactly once with the verdicts of an uninterrupted run
 Xvfb or console behind."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -15,13 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from runner.agents import make_agent
+from runner.episode import EpisodeSpec
 from runner.parallel import _ours, descendants, pid_alive
+from runner.run import run_sequential
+from tasks.card import load_card
 from tests.conftest import require_console
 
 TASK = "ct_ui_smoke_routine"
 SEEDS = [0, 1, 2]
 KEYS = ("outcome", "sr", "pr", "aq", "steps", "rejected_steps", "termination", "stages", "details")
-# The three runs' own waits; together under the test's limit, so a stuck run fails here, with its stderr,
+# The two runs' own waits and the reference run; together under the test's limit, so a stuck run fails here, with its stderr,
 # and is killed, instead of pytest-timeout interrupting a wait and leaving it to the next test.
 RUN_LIMIT_S = 30.0
 pytestmark = [pytest.mark.display, pytest.mark.timeout(4 * RUN_LIMIT_S)]
@@ -110,9 +115,10 @@ def _wait_for(cond, proc: subprocess.Popen, timeout_s: float) -> bool:
 
 def test_sigkill_mid_run_then_resume_ends_every_episode_once_with_identical_verdicts(tmp_path):
     require_console()
-    # the uninterrupted reference run: one worker, in-process (the sequential path)
-    with _running(tmp_path / "clean", "--workers", "1", "--max-invalid-retries", "0") as ref:
-        assert ref.wait(timeout=RUN_LIMIT_S) == 0, _stderr(tmp_path / "clean")
+    # the uninterrupted reference run: the sequential path `run --workers 1` takes, in this process (no runner
+    # process to start for it)
+    run_sequential([EpisodeSpec(load_card(TASK), "dev", k) for k in SEEDS], functools.partial(make_agent, "noop"),
+                   tmp_path / "clean", "noop")
     clean = _verdicts(tmp_path / "clean")
     assert sorted(clean) == SEEDS and all(v["outcome"] != "INVALID" for v in clean.values()), clean
 
