@@ -88,6 +88,18 @@ class Measure:
     section_cnr: float | None = None  # MR: the section edge's CNR however far short it ends (cnr is 0 then)
 
 
+def section_measure(task: str, subject: str, seed: int, structure: str, view: str,
+                    edge: tuple[float, float, float, float], short_mm: float) -> Measure:
+    """A Measure for a boundary seen on a single slice: `edge` is boundary_cnr's (CNR, contrast, SD, width) of the
+    organ's section on it; the CNR counts only when that section ends within SECTION_CAP_MM of the true extreme
+    (its edge CNR is kept in section_cnr either way)."""
+    cnr, con, sd, width = edge
+    shows = short_mm <= SECTION_CAP_MM
+    return Measure(task, subject, int(seed), structure, view, round(float(cnr), 2) if shows else 0.0,
+                   round(float(con), 2), round(float(sd), 2), float(width),
+                   round(short_mm, 1) if np.isfinite(short_mm) else 999.0, round(float(cnr), 2))
+
+
 def boundary_cnr(grey: np.ndarray, grey_clean: np.ndarray | None, footprint: np.ndarray, end: str,
                  pixel_mm: float, valid: np.ndarray | None = None) -> tuple[float, float, float, float]:
     """(CNR, contrast, noise SD, width mm) of one organ end on one displayed scout.
@@ -330,11 +342,7 @@ def mr_measures(task_id: str, subject: str, seed: int, oracle: Any, views: Seque
                 short = float("inf")
             g, gc, fp = (v.grey.T, v.grey_clean.T, sec.T) if transpose else (v.grey, v.grey_clean, sec)
             cnr, con, sd, width = boundary_cnr(g, gc, fp, end, px)
-            shows = short <= SECTION_CAP_MM
-            out.append(Measure(task_id, subject, int(seed), b.structure, v.name,
-                               round(float(cnr), 2) if shows else 0.0, round(float(con), 2), round(float(sd), 2),
-                               float(width), round(short, 1) if np.isfinite(short) else 999.0,
-                               round(float(cnr), 2)))
+            out.append(section_measure(task_id, subject, seed, b.structure, v.name, (cnr, con, sd, width), short))
     return out
 
 
@@ -471,11 +479,7 @@ def oblique_measures(task_id: str, subject: str, seed: int, oracle: Any, images:
                                                   None if im.grey_clean is None else im.grey_clean.astype(np.float64),
                                                   sec, valid], cr / share, cc / share, im.pixel_mm)
             cnr, con, sd, width = boundary_cnr(g, gc, fp.astype(bool), "top", px, ok.astype(bool))
-            shows = short <= SECTION_CAP_MM
-            out.append(Measure(task_id, subject, int(seed), b.structure, im.name,
-                               round(float(cnr), 2) if shows else 0.0, round(float(con), 2), round(float(sd), 2),
-                               float(width), round(short, 1) if np.isfinite(short) else 999.0,
-                               round(float(cnr), 2)))
+            out.append(section_measure(task_id, subject, seed, b.structure, im.name, (cnr, con, sd, width), short))
     return out
 
 
