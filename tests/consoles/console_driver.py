@@ -189,6 +189,18 @@ def run_script(display, modality: str, card: str, script: Callable[[Driver], Non
     return d, con
 
 
+def probe_once(display, folder: Path, card_id: str, title: str, goal: str, initial_state: dict,
+               script: Callable[[Driver], None], modality: str = "mr") -> Driver:
+    """A display test module's one probe run: a card of its own in `folder`, `script` played on a fresh console,
+    the console stopped and every screenshot written to `folder` as `<name>.png` (for a person to look at)."""
+    card = write_card(folder, card_id, modality, title, goal, initial_state)
+    d, con = run_script(display, modality, card, script)
+    con.stop()
+    for name, png in d.shots.items():
+        (folder / f"{name}.png").write_bytes(png)
+    return d
+
+
 def fresh_twice_and_reset(display, modality: str, card: str, script: Callable[[Driver], None], shots: Path,
                           prefix: str = "") -> tuple[Driver, Driver, Driver]:
     """The script on two fresh launches and once more on the second console reset in place.

@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from runner.actions import Action
-from tests.consoles.console_driver import Driver, run_script, write_card
+from tests.consoles.console_driver import Driver, probe_once
 from tests.ocr import first_reading, readings, require_tesseract
 
 pytestmark = pytest.mark.display
@@ -76,13 +76,8 @@ def _script(p: Driver) -> None:
 
 @pytest.fixture(scope="module")
 def run(display, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mr_layout")
-    card = write_card(tmp, "mr_layout_probe", "mr", "MR layouts", "Look at the images.", INITIAL)
-    p, con = run_script(display, "mr", card, _script)
-    con.stop()
-    for name, png in p.shots.items():
-        (tmp / f"{name}.png").write_bytes(png)
-    return p
+    return probe_once(display, tmp_path_factory.mktemp("mr_layout"), "mr_layout_probe",
+                      "MR layouts", "Look at the images.", INITIAL, _script)
 
 
 def test_1x2_shows_the_active_viewport_and_its_neighbour(run):

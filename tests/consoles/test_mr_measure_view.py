@@ -22,7 +22,7 @@ from PIL import Image
 from consoles.mr.measure import patient_text, slice_position_text
 from rendering.geometry import PlanePose
 from runner.actions import Action
-from tests.consoles.console_driver import Driver, run_script, write_card
+from tests.consoles.console_driver import Driver, probe_once
 from tests.ocr import first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
@@ -88,13 +88,8 @@ def _script(p: Driver) -> None:
 
 @pytest.fixture(scope="module")
 def run(display, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mr_measure")
-    card = write_card(tmp, "mr_measure_probe", "mr", "MR measurement aids", "Measure on the images.", INITIAL)
-    p, con = run_script(display, "mr", card, _script)
-    con.stop()
-    for name, png in p.shots.items():
-        (tmp / f"{name}.png").write_bytes(png)
-    return p
+    return probe_once(display, tmp_path_factory.mktemp("mr_measure"), "mr_measure_probe",
+                      "MR measurement aids", "Measure on the images.", INITIAL, _script)
 
 
 def _read(img: Image.Image, accept) -> tuple[bool, list[str]]:

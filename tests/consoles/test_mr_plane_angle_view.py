@@ -18,7 +18,7 @@ from PIL import Image
 
 from rendering.geometry import plane_angle_deg
 from runner.actions import Action
-from tests.consoles.console_driver import Driver, run_script, write_card
+from tests.consoles.console_driver import Driver, probe_once
 from tests.ocr import first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
@@ -60,13 +60,8 @@ def _script(p: Driver) -> None:
 
 @pytest.fixture(scope="module")
 def run(display, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mr_plane_angle")
-    card = write_card(tmp, "mr_plane_angle_probe", "mr", "MR plane angle", "Plan a 4ch.", INITIAL)
-    p, con = run_script(display, "mr", card, _script)
-    con.stop()
-    for name, png in p.shots.items():
-        (tmp / f"{name}.png").write_bytes(png)
-    return p
+    return probe_once(display, tmp_path_factory.mktemp("mr_plane_angle"), "mr_plane_angle_probe",
+                      "MR plane angle", "Plan a 4ch.", INITIAL, _script)
 
 
 def _true_angle(state: dict) -> float:

@@ -18,7 +18,7 @@ from PIL import Image
 
 from consoles.common.numeric import duration_text
 from consoles.mr import planning
-from tests.consoles.console_driver import Driver, run_script, write_card
+from tests.consoles.console_driver import Driver, probe_once
 from tests.ocr import first_reading, numbers, readings, require_tesseract
 
 pytestmark = pytest.mark.display
@@ -62,13 +62,8 @@ def _script(d: Driver) -> None:
 
 @pytest.fixture(scope="module")
 def run(display, tmp_path_factory) -> Driver:
-    tmp = tmp_path_factory.mktemp("mr_values")
-    card = write_card(tmp, "mr_values_probe", "mr", "MR values", "Plan a SAX stack.", INITIAL)
-    d, con = run_script(display, "mr", card, _script)
-    con.stop()
-    for shot, png in d.shots.items():
-        (tmp / f"{shot}.png").write_bytes(png)
-    return d
+    return probe_once(display, tmp_path_factory.mktemp("mr_values"), "mr_values_probe",
+                      "MR values", "Plan a SAX stack.", INITIAL, _script)
 
 
 def _crop(d: Driver, shot: str, rect: list[int], pad: int = 2) -> Image.Image:
