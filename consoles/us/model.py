@@ -300,8 +300,15 @@ class USModel(ConsoleModelBase):
                 self.coupling = Coupling(self.contact_fault, fraction)
         elif self.dark_cause == "gain":
             low = draws.uniform("low_gain", (5.0, 20.0))
-            # pots left pushed up would make up for a low gain: the gain is that much lower still (a dark start)
-            self._apply("gain", max(0.0, low - max(0.0, self.tgc_offset_db) / P.GAIN_DB_PER_UNIT))
+            # pots left pushed up would make up for a low gain: the gain is that much lower still (a dark start);
+            # where the gain cannot go that low (its floor is 0), the pots are pushed up that much less instead, so
+            # the start is as dark as drawn (with the focal gain, a pot offset the floor left standing gave s14 seed
+            # 1 a kidney already at mid-grey)
+            made_up = max(0.0, self.tgc_offset_db) / P.GAIN_DB_PER_UNIT
+            self._apply("gain", max(0.0, low - made_up))
+            excess_db = max(0.0, made_up - low) * P.GAIN_DB_PER_UNIT
+            if excess_db:
+                self.controls["tgc_db"] = [PARAM["tgc_1"].clamp(v - excess_db) for v in self.controls["tgc_db"]]
         self.draws.used |= place.used
         self._place(U.ProbePose(**pose))
         self.frozen = False
