@@ -96,9 +96,11 @@ class ConsoleViewBase:
     episode): it then shows exactly what a view freshly built around that model shows. A subclass
     calls `_remember_built_state()` at the end of its construction, before it binds its model,
     and extends `_restore_built_state()` with any widget state of its own (pages, list selections).
+    CARD_CLASS is the class of the cards `parameter_card` makes.
     """
 
     PANEL_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    CARD_CLASS: type[ParameterCard] = ParameterCard  # the parameter cards' class (a console may refine commits)
     QUIET_TOPICS: tuple[str, ...] = ()
 
     def __init__(self, model: Any, width: int, height: int) -> None:
@@ -135,7 +137,7 @@ class ConsoleViewBase:
         """A form of fields for the model's declared Parameters (rows may be Parameter names),
         named and refreshed by this view."""
         resolved = [self.model.parameters[r] if isinstance(r, str) else r for r in rows]
-        card = ParameterCard(self.model, resolved, self._do)
+        card = self.CARD_CLASS(self.model, resolved, self._do)
         for f in card.fields.values():
             self._name(f.objectName(), f)
             unit = getattr(f, "unit_label", None)

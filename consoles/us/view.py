@@ -28,7 +28,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from consoles.common.view_base import ConsoleViewBase, by_role
 from consoles.common.viewport import ImageViewport
 from consoles.common.numeric import range_text
-from consoles.common.widgets import CardRow, ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
+from consoles.common.widgets import ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
 from consoles.us import view_graphics as graphics
 from consoles.us.model import CHOICES, FIELD_LABELS, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, STEPPED, USModel
 from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport, USParameterCard
@@ -80,6 +80,8 @@ class USConsoleView(ConsoleViewBase):
     """Builds the ultrasound console widgets around a USModel (the shell's ConsoleController)."""
 
     model: USModel
+    # commits leave the status line to the model, which names what it adjusted and why (USParameterCard)
+    CARD_CLASS = USParameterCard
 
     def __init__(self, model: USModel, width: int, height: int) -> None:
         super().__init__(model, width, height)
@@ -104,19 +106,6 @@ class USConsoleView(ConsoleViewBase):
         self._bind_model()
 
     # ---- construction -----------------------------------------------------------------
-    def parameter_card(self, rows: Sequence[CardRow]) -> USParameterCard:
-        """The shared card's fields, named and refreshed by this view; commits leave the status line to the
-        model (USParameterCard), which names what it adjusted and why."""
-        card = USParameterCard(self.model, [self.model.parameters[r] if isinstance(r, str) else r for r in rows],
-                               self._do)
-        for f in card.fields.values():
-            self._name(f.objectName(), f)
-            unit = getattr(f, "unit_label", None)
-            if unit is not None:
-                self._name(unit.objectName(), unit)
-        self._cards.append(card)
-        return card
-
     def _build_header(self) -> QtWidgets.QWidget:
         h, lay = header_bar("US Acquisition", spacing=22)
         self.patient_label = self._name("patient", QtWidgets.QLabel())
