@@ -284,6 +284,8 @@ def cmd_tasks_visibility(args) -> int:
     tables = ([vis.format_table(rows)] if rows else []) + ([vis.format_mr_table(mr_rows)] if mr_rows else []) + \
         ([vis.format_mr_table(heart_rows)] if heart_rows else []) + \
         ([vis.format_mr_table(us_rows, "live image")] if us_rows else [])
+    print("Per card (every structure's best image; the tables below give each structure):\n")
+    print(vis.format_card_summary(vis.card_summary_rows(measures)) + "\n")
     print("\n\n".join(tables))
     fails = vis.failures(measures)
     print(f"\n{len(tasks)} cards x {len(subjects)} subjects x {len(seeds)} seeds in {wall:.0f} s; "
@@ -300,6 +302,7 @@ def cmd_tasks_visibility(args) -> int:
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"wall_s": round(wall, 1), "rows": rows, "mr_rows": mr_rows,
                                                    "mr_cardiac_rows": heart_rows, "us_rows": us_rows,
+                                                   "cards": vis.card_summary_rows(measures),
                                                    "measures": vis.measure_dicts(measures)}, indent=1))
     return 1 if fails else 0
 

@@ -238,6 +238,36 @@ def table_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
     return rows
 
 
+def card_summary_rows(measures: Sequence[Measure]) -> list[dict[str, Any]]:
+    """Per card: its measured structures, the lowest CNR (and where), the median of the structures' median CNRs
+    and how many boundary-episodes meet the bound: the README's one-line-per-card view of every table."""
+    best = best_per_boundary(measures)
+    cards: dict[str, list[Measure]] = {}
+    for (task, _, _, _), m in best.items():
+        cards.setdefault(task, []).append(m)
+    rows = []
+    for task, ms in sorted(cards.items()):
+        per_structure: dict[str, list[float]] = {}
+        for m in ms:
+            per_structure.setdefault(m.structure, []).append(m.cnr)
+        worst = min(ms, key=lambda m: (m.cnr, m.structure, m.subject, m.seed))
+        rows.append({"task": task, "structures": len(per_structure), "min": worst.cnr,
+                     "min_where": f"{worst.structure}, {worst.subject} seed {worst.seed}",
+                     "median": round(statistics.median(statistics.median(v) for v in per_structure.values()), 2),
+                     "meet": int(sum(m.cnr >= CNR_BOUND for m in ms)), "n": len(ms)})
+    return rows
+
+
+def format_card_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """The per-card summary as a Markdown table."""
+    out = ["| task | structures | lowest CNR (where) | median of structure medians | boundary-episodes >= 3 |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['task']} | {r['structures']} | {r['min']:.1f} ({r['min_where']}) | {r['median']:.1f} | "
+                   f"{r['meet']}/{r['n']} |")
+    return "\n".join(out)
+
+
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
     out = ["| task | structure | min CNR | median CNR | AP median | lateral median | worst episode | >= 3 |",

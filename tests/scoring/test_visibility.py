@@ -42,6 +42,21 @@ def test_boundary_cnr_of_an_organ_off_the_image_is_zero():
     assert vis.boundary_cnr(grey, clean, fp_top, "top", 2.0)[0] == 0.0
 
 
+def test_card_summary_takes_each_boundary_at_its_best_image():
+    def m(task, subject, structure, view, cnr):
+        return vis.Measure(task, subject, 0, structure, view, cnr, 0.0, 1.0, 10.0)
+
+    ms = [m("a", "s01", "apex", "ap", 1.0), m("a", "s01", "apex", "lateral", 5.0),  # best: 5.0
+          m("a", "s02", "apex", "ap", 2.5), m("a", "s01", "base", "ap", 9.0), m("b", "s01", "pole", "ap", 0.4)]
+    rows = {r["task"]: r for r in vis.card_summary_rows(ms)}
+    assert rows["a"]["structures"] == 2 and rows["a"]["n"] == 3 and rows["a"]["meet"] == 2
+    assert rows["a"]["min"] == 2.5 and rows["a"]["min_where"] == "apex, s02 seed 0"
+    assert rows["a"]["median"] == pytest.approx(6.375, abs=0.01)  # median(apex: 5.0, 2.5 -> 3.75; base: 9.0)
+    assert rows["b"]["meet"] == 0
+    text = vis.format_card_summary(vis.card_summary_rows(ms))
+    assert "| a | 2 | 2.5 (apex, s02 seed 0) | 6.4 | 2/3 |" in text
+
+
 def test_every_ct_card_has_boundaries():
     from scoring.registry.ct import REGISTRY
 
