@@ -41,12 +41,14 @@ test-display: bootstrap
 # Before a release: the headless reference on every card x s01..s30 x seeds 0-2 (4,410 episodes),
 # one test per subject, over 2 workers, the shortcut detector's answer-spread check on its 16-pair
 # sample and the goal-boundary checks on every cohort subject (CCTA landmark, literal 4-chamber plan);
-# that the detector's cohort medians (tasks/cohort_medians.json) are current; the per-card GUI episodes
+# that the detector's cohort medians (tasks/cohort_medians.json) are current; the visibility figure on every
+# measured card and cohort episode (docs/visibility.md; fails naming each boundary under CNR 3); the per-card GUI episodes
 # `make test` samples (MR reference on cohort subjects, random agent: tests/runner/baselines.py); then
 # the random-action soak tests at 1000 actions each.
 sweep: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider -n 2 --durations=15 -m cohort_sweep tests/test_conformance.py tests/test_shortcuts.py tests/scoring
 	$(PY) -m runner.cli tasks medians --check
+	mkdir -p results && $(PY) -m runner.cli tasks visibility --workers 2 --json-out results/visibility.json
 	$(PYTEST) $(DISPLAY_WORKERS) -m "display and cohort_sweep" tests/runner
 	MEDIMAGEOS_SOAK_ACTIONS=1000 $(PYTEST) $(DISPLAY_WORKERS) -m "soak and not cohort_sweep" tests
 
