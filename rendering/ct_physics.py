@@ -9,6 +9,7 @@ Numbers follow shared/reference/physics.md:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,23 +173,19 @@ def slice_profile_weights(z0_mm: float, z1_mm: float, origin_z_mm: float, spacin
     if hi < lo:
         lo, hi = hi, lo
     if hi - lo < 1e-9:  # a plane: the linear interpolation weights themselves
-        k = int(np.floor(lo))
-        f = lo - k
-        w = np.array([1.0 - f, f])
-        ks = np.array([k, k + 1])
+        k = math.floor(lo)
+        ks, ws = [k, k + 1], [1.0 - (lo - k), lo - k]
     else:
-        ks = np.arange(int(np.floor(lo)), int(np.ceil(hi)) + 1)
-
-        def tent_integral(u: np.ndarray) -> np.ndarray:  # integral of max(0, 1 - |t|) from -inf to u
-            u = np.clip(u, -1.0, 1.0)
-            return np.where(u < 0.0, 0.5 * (1.0 + u) ** 2, 1.0 - 0.5 * (1.0 - u) ** 2)
-        w = (tent_integral(hi - ks) - tent_integral(lo - ks)) / (hi - lo)
-    inside = (ks >= 0) & (ks < nz)
-    w_out = float(w[~inside].sum())
-    ks, w = ks[inside], w[inside]
-    if ks.size == 0:
+        def tent_integral(u: float) -> float:  # integral of max(0, 1 - |t|) from -inf to u
+            u = min(1.0, max(-1.0, u))
+            return 0.5 * (1.0 + u) ** 2 if u < 0.0 else 1.0 - 0.5 * (1.0 - u) ** 2
+        ks = list(range(math.floor(lo), math.ceil(hi) + 1))
+        ws = [(tent_integral(hi - k) - tent_integral(lo - k)) / (hi - lo) for k in ks]
+    w_out = math.fsum(w for k, w in zip(ks, ws) if not 0 <= k < nz)
+    inside = [(k, w) for k, w in zip(ks, ws) if 0 <= k < nz]
+    if not inside:
         return 0, np.zeros(0), 1.0
-    return int(ks[0]), w, w_out
+    return inside[0][0], np.array([w for _, w in inside]), float(w_out)
 
 
 def slab_mean_hu(labels: np.ndarray, lut: np.ndarray, z0_mm: float, z1_mm: float, origin_z_mm: float,
@@ -196,41 +193,40 @@ def slab_mean_hu(labels: np.ndarray, lut: np.ndarray, z0_mm: float, z1_mm: float
     """float32 (ny, nx): the mean over [z0, z1] of lut[labels] linearly interpolated along z (the slice
     thickness's partial volume), `outside_hu` beyond the volume's ends."""
     k0, w, w_out = slice_profile_weights(z0_mm, z1_mm, origin_z_mm, spacing_z_mm, labels.shape[0])
-    out = np.full(labels.shape[1:], w_out * float(outside_hu), np.float32)
+    out: np.ndarray | None = None
     for j, wk in enumerate(w):
         if wk > 0.0:
-            out += lut[labels[k0 + j]] * np.float32(wk)
+            term = lut[labels[k0 + j]] * np.float32(wk)
+            out = term if out is None else np.add(out, term, out=out)
+    if out is None:
+        return np.full(labels.shape[1:], float(outside_hu), np.float32)
+    if w_out > 0.0:
+        out += np.float32(w_out * float(outside_hu))
     return out
 
 
 def _inplane_taps(pixel_mm: float) -> np.ndarray:
-    """The in-plane taps (1-D, symmetric, summing to 1) on a grid of `pixel_mm`: the pixel's area mean of the
-    linearly interpolated image ([1, 6, 1] / 8) convolved with the kernel PSF (3 taps with its variance)."""
-    a = 0.5 * (KERNEL_PSF_SIGMA_MM / pixel_mm) ** 2  # [a, 1 - 2a, a] has variance 2a (pixels^2)
-    return np.convolve(np.array([1.0, 6.0, 1.0]) / 8.0, np.array([a, 1.0 - 2.0 * a, a]))
+    """The in-plane taps [b, 1 - 2b, b] on a grid of `pixel_mm`: the pixel's area mean of the linearly
+    interpolated image ([1, 6, 1] / 8, variance 1/4 pixel^2) convolved with the kernel PSF, as the 3 taps with
+    the two's summed variance (2b = 1/4 + (sigma_psf / pixel)^2; their 5-tap product differs only beyond it)."""
+    b = 0.125 + 0.5 * (KERNEL_PSF_SIGMA_MM / pixel_mm) ** 2
+    return np.array([b, 1.0 - 2.0 * b, b])
 
 
 def axial_psf(stack: np.ndarray, pixel_mm: tuple[float, float]) -> np.ndarray:
     """The in-plane partial volume and kernel blur of axial images (n, ny, nx), separable along y then x
     (edges replicated), float32 sums in a fixed order (deterministic)."""
-    out = np.asarray(stack, np.float32)
+    x = np.asarray(stack, np.float32)
     for axis, mm in ((1, pixel_mm[1]), (2, pixel_mm[0])):
-        taps = _inplane_taps(mm).astype(np.float32)
-        r = len(taps) // 2
-        pad = [(0, 0)] * out.ndim
-        pad[axis] = (r, r)
-        ext = np.pad(out, pad, mode="edge")
-        n = out.shape[axis]
-
-        def part(t: int) -> np.ndarray:
-            idx = [slice(None)] * out.ndim
-            idx[axis] = slice(t, t + n)
-            return ext[tuple(idx)]
-        acc = part(0) * taps[0]
-        for t in range(1, len(taps)):
-            acc += part(t) * taps[t]
-        out = acc
-    return out
+        b, c, _ = (np.float32(t) for t in _inplane_taps(mm))
+        src = np.moveaxis(x, axis, -1)
+        acc = src * c
+        acc[..., 1:] += src[..., :-1] * b
+        acc[..., :1] += src[..., :1] * b
+        acc[..., :-1] += src[..., 1:] * b
+        acc[..., -1:] += src[..., -1:] * b
+        x = np.moveaxis(acc, -1, axis)
+    return np.ascontiguousarray(x)
 
 
 def reconstruct_axial_stack(hu_image_fn, n_images: int, pixel_mm: tuple[float, float], sigma_hu: float,

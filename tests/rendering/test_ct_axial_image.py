@@ -83,6 +83,9 @@ def test_kernel_psf_follows_the_published_mtf50():
     assert np.exp(-2.0 * (np.pi * s * f) ** 2) == pytest.approx(0.5)
     taps = ct_physics._inplane_taps(PX)
     assert taps.sum() == pytest.approx(1.0) and np.allclose(taps, taps[::-1])
+    # the pixel's area mean of the interpolated image (1/4 pixel^2) and the PSF's variance, summed
+    var = float((taps * (np.arange(len(taps)) - len(taps) // 2) ** 2).sum())
+    assert var == pytest.approx(0.25 + (s / PX) ** 2)
 
 
 # ---- on a subject, through the console ------------------------------------------------------------------------
