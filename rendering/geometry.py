@@ -82,6 +82,11 @@ class TableFrame:
         z = np.where(rigid >= zf, rigid, np.where(rigid <= zd + b, rigid - b, z))
         return float(z) if np.ndim(z) == 0 else z
 
+    def rigid_subject_z(self, table_z: float | np.ndarray) -> float | np.ndarray:
+        """Subject z at table z for what the breath-hold never moves, the skeleton (issue 33): the rigid frame
+        alone, without the breath-hold warp (the scouts and the axial images both image bones here)."""
+        return table_z + self.laser_z_subject_mm - self.patient_shift_mm
+
     def y_iso_subject(self, table_height_mm: float) -> float:
         """Subject y of the gantry isocentre at this table height."""
         return table_height_mm - self.iso_height_mm + self.pad_mm

@@ -366,10 +366,14 @@ class CTModel(ConsoleModelBase):
 
     def _bone_label_mask(self) -> np.ndarray:
         """bool per label value: the skeleton (BONE_LABELS and every vertebra), which breathing never moves."""
+        if getattr(self, "_bone_mask", None) is not None:
+            return self._bone_mask
         m = np.zeros(self._hu_lut.shape[0], bool)
         for value, name in self.subject.tissues.label_names.items():
             if 0 <= int(value) < m.size and (name in BONE_LABELS or name.startswith("vertebra_")):
                 m[int(value)] = True
+        m.setflags(write=False)
+        self._bone_mask = m
         return m
 
     def scout_grid_indices(self, view: str, top: float, bottom: float, rigid: bool = False
@@ -385,8 +389,7 @@ class CTModel(ConsoleModelBase):
         nz, ny, nx = self.subject.labels.shape
         d = SCOUT_PIXEL_MM
         zt = top - d * np.arange(int(round((top - bottom) / d)) + 1)
-        z_subject = (zt + self.frame.laser_z_subject_mm - self.frame.patient_shift_mm) if rigid \
-            else self.subject_from_table_z(zt)
+        z_subject = self.frame.rigid_subject_z(zt) if rigid else self.subject_from_table_z(zt)
         k = np.rint((z_subject - oz) / sz).astype(int)
         lo, hi = SCOUT_GANTRY_X_MM if view == "ap" else SCOUT_COUCH_Y_MM
         u = lo + d * np.arange(int(round((hi - lo) / d)) + 1)
@@ -591,6 +594,27 @@ class CTModel(ConsoleModelBase):
             k = np.array([int(np.argmin(np.abs(z - zc)))])  # thinner than a voxel: nearest plane
         return lut[self.subject.labels[k[0]:k[-1] + 1]]
 
+    def axial_hu(self, zt_top: float, zt_bottom: float, lut: np.ndarray | None = None) -> np.ndarray:
+        """The noise-free slab-mean HU (ny, nx, float32, on the subject grid) of the table slab [zt_bottom,
+        zt_top] before the in-plane blur (ct_physics.slab_mean_hu: linearly interpolated along z, never the
+        nearest label). With a breath-hold the soft tissue is imaged where the warp puts it and the skeleton at
+        its rigid place, as on the scouts (_scout_grid): the bones' voxels in the warped slab become soft tissue
+        of BONE_DISPLACES_HU, and the rigid slab's bone replaces, by its partial-volume fraction, what the warped
+        soft tissue put there (in an image a bone occupies its voxels; the scouts' line integrals add the
+        skeleton's excess over that soft tissue, which is the same where nothing else moved in)."""
+        lut = self._hu_lut if lut is None else lut
+        labels, oz, sz = self.subject.labels, float(self.subject.origin_mm[2]), float(self.subject.spacing_mm[2])
+        z0, z1 = self.subject_from_table_z(zt_bottom), self.subject_from_table_z(zt_top)
+        if not self.frame.breath_hold_mm:
+            return ct_physics.slab_mean_hu(labels, lut, z0, z1, oz, sz, float(lut[0]))
+        bone = self._bone_label_mask()
+        soft = ct_physics.slab_mean_hu(labels, np.where(bone, np.float32(BONE_DISPLACES_HU), lut), z0, z1, oz, sz,
+                                       float(lut[0]))
+        r0, r1 = self.frame.rigid_subject_z(zt_bottom), self.frame.rigid_subject_z(zt_top)
+        frac = ct_physics.slab_mean_hu(labels, bone.astype(np.float32), r0, r1, oz, sz, 0.0)
+        bone_hu = ct_physics.slab_mean_hu(labels, np.where(bone, lut, np.float32(0.0)), r0, r1, oz, sz, 0.0)
+        return soft * (np.float32(1.0) - frac) + bone_hu
+
     def arterial_hu(self, t: float) -> float:
         ti = None if self.t_injection is None else t - self.t_injection
         return ct_contrast.arterial_hu(self.contrast, ti)
@@ -602,8 +626,9 @@ class CTModel(ConsoleModelBase):
         sz_top = float(self.subject_from_table_z(self.start_mm))
         sz_bottom = float(self.subject_from_table_z(self.end_mm))
         n = max(1, int(round((self.start_mm - self.end_mm) / self.slice_mm)))
-        if self.frame.breath_hold_mm:  # images are evenly spaced on the table, not in the warped subject
-            zt = self.start_mm - (np.arange(n) + 0.5) * (self.start_mm - self.end_mm) / n
+        # image centres evenly spaced on the table; each image is the table slab of the slice thickness about it
+        zt = self.start_mm - (np.arange(n) + 0.5) * (self.start_mm - self.end_mm) / n
+        if self.frame.breath_hold_mm:  # the breath-hold warp's subject z of each centre (the enhancement's time)
             z_centres = np.asarray(self.subject_from_table_z(zt), dtype=float)
         else:
             z_centres = sz_top - (np.arange(n) + 0.5) * (sz_top - sz_bottom) / n
@@ -615,11 +640,14 @@ class CTModel(ConsoleModelBase):
             # helical: the top is imaged first. Positions are subject z on both sides (only their
             # difference enters), exactly the arithmetic the recorded episodes were made with.
             return helical_time_at(zc, sz_top, t0, self.pitch, self.collimation_mm, self.rotation_s)
-        if self.t_injection is None:
-            hu_fn = self._hu_slab
-        else:  # each image shows the enhancement at the moment the table passed its position
-            hu_fn = lambda z0, z1: self._hu_slab(z0, z1, self.hu_lut_at(t_of((z0 + z1) / 2)))  # noqa: E731
-        images = ct_physics.reconstruct_axial_stack(hu_fn, z_centres, self.slice_mm, sigma, rng)
+
+        half = self.slice_mm / 2.0
+
+        def hu_image(i: int) -> np.ndarray:  # each image shows the enhancement when the table passed its centre
+            lut = None if self.t_injection is None else self.hu_lut_at(t_of(z_centres[i]))
+            return self.axial_hu(float(zt[i]) + half, float(zt[i]) - half, lut)
+        sx, sy, _ = self.subject.spacing_mm
+        images = ct_physics.reconstruct_axial_stack(hu_image, n, (float(sx), float(sy)), sigma, rng)
         t_first, t_last = t_of(z_centres[0]), t_of(z_centres[-1])
         s = Series(len(self.series) + 1, p.id, self.start_mm, self.end_mm, sz_top, sz_bottom,
                    self.table_height_mm, self.y_iso_subject(), self.kv, self.mas, self.pitch, self.slice_mm,
