@@ -850,6 +850,7 @@ def build_subject(P: SubjectParams):
         f = (z_s1 - zz) / (z_s1 - z_cox)
         yc_s = y_sac_top + (y_sac_bot - y_sac_top) * f ** 0.8 - 14 * np.sin(np.pi * f)
         w = 12 + 42 * np.cos(0.5 * np.pi * min(max(f, 0.0), 1.0)) ** 1.3 * (1 - 0.06 * np.exp(-((f - 0.05) / 0.05) ** 2))
+        w = min(w, 28 + 26 * np.sqrt(np.clip(f / 0.12, 0, 1)))   # the alae slope down from the promontory
         t = 20 - 11 * f
         xx, yy = cv.xs[None, :], cv.ys[:, None]
         m = (np.abs(xx / w) ** 2.2 + np.abs((yy - yc_s) / t) ** 2) <= 1
@@ -911,7 +912,7 @@ def build_subject(P: SubjectParams):
         Xc0, Rx0, Ryp0, Rya0 = x_fh - 16, 22.0, 18.0, 20.0
         z_si_low = z_s1 - 60 * sz
         D_p = (z_crest - z_s1) + 20 * sz
-        ph1, ph_top = np.deg2rad(-45.0), np.deg2rad(15.0)
+        ph1, ph_top = np.deg2rad(-45.0), np.deg2rad(40.0)
 
         ks = cv.box([-200, oy, z_fh], [200, 0, z_crest])
         for k in range(ks[0].start, ks[0].stop):
@@ -931,8 +932,8 @@ def build_subject(P: SubjectParams):
             d = np.hypot(X - Xc - Rx * np.cos(phc), Y - Ryc * np.sin(phc))
             # the crest: highest a little behind its lateral point, falling to the ASIS and to the PSIS
             s_ = np.where(phc < ph_top, (phc - ph_top) / (ph1 - ph_top), (phc - ph_top) / (ph0 - ph_top))
-            crest = z_crest - np.where(phc < ph_top, z_asis_drop, D_p) * (1 - np.sqrt(1 - np.minimum(s_ * s_, 1)))
-            th = (5.0 + 7.0 * np.exp(-np.maximum(crest - zz, 0) / 6.0) + 22.0 * (1 - u) ** 3
+            crest = z_crest - np.where(phc < ph_top, z_asis_drop, D_p) * s_ * s_
+            th = (6.0 + 7.0 * np.exp(-np.maximum(crest - zz, 0) / 6.0) + 22.0 * (1 - u) ** 3
                   + 10.0 * np.clip((np.rad2deg(phc) - 60) / 40, 0, 1))
             m = (d <= th / 2) & (zz <= crest - d * d / th)
             cv.paint_mask(L["pelvis"], (slice(k, k + 1), slice(0, ny), slice(0, nx)), m[None], over=pel_over,
