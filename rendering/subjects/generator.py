@@ -943,12 +943,16 @@ def build_subject(P: SubjectParams):
         cv.tube(L["pelvis"], [[sg * 48, y_sac_top - 12, z_s1 - 22 * sz], [sg * (x_fh - 8), y_fh - 2, z_fh + 40 * sz],
                               [sg * (x_fh - 16), y_fh - 16, z_fh + 14 * sz]], [6.0, 5.5, 6.5], over=pel_over,
                 track=False)
-        # acetabulum: a cup round the femoral head, open laterally and below
+        # acetabulum: a cup round the femoral head whose opening faces laterally, down (inclination ~45 deg)
+        # and forward (anteversion ~20 deg), so its rim is oblique on both scouts
         rh = (24.5 if P.sex == "M" else 21.7) * sz ** 0.5
-        cv.paint(L["pelvis"], fh - 40, fh + 40, lambda x, y, z, fh=fh, sg=sg, rh=rh: (
+        n_ac = np.array([sg * 0.66, -0.26, -0.70])
+        n_ac /= np.linalg.norm(n_ac)
+        cv.paint(L["pelvis"], fh - 40, fh + 40, lambda x, y, z, fh=fh, rh=rh, n_ac=n_ac: (
             ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 <= (rh + 9) ** 2)
             & ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 > (rh + 1.5) ** 2)
-            & (z >= fh[2] - 12) & (sg * (x - fh[0]) <= 9)), over=pel_over, track=False)
+            & ((x - fh[0]) * n_ac[0] + (y - fh[1]) * n_ac[1] + (z - fh[2]) * n_ac[2] <= 6.0)),
+            over=pel_over, track=False)
         # pubis: superior ramus to the pubic body; the bodies meet at the symphysis (a 4 mm joint at x = 0)
         sym = np.array([sg * 7, float(body.at(z_sym).front_in) + 14, z_sym - 8 * sz])
         pub = np.array([sg * 10.5, float(body.at(z_sym).front_in) + 16, z_sym - 20 * sz])
