@@ -899,7 +899,7 @@ def build_subject(P: SubjectParams):
     #   from the supra-acetabular body of the ilium to the crest; the greater sciatic notch below the SI joint;
     # - femoral head diameter ~49 mm in men, ~43 mm in women (CT/radiographic series, e.g. ~48-50 / 42-44 mm),
     #   neck-shaft angle ~125-130 deg, neck diameter ~0.6 of the head's (Gray's Anatomy, 41st ed., ch. 80);
-    # - pubic symphysis ~40 mm tall, joint space 4-6 mm; intertuberous (ischial) diameter ~11-12 cm in women,
+    # - pubic symphysis: the symphyseal faces ~35 mm tall and ~12-15 mm deep, joint space 4-6 mm; intertuberous (ischial) diameter ~11-12 cm in women,
     #   ~8-10 cm in men (obstetric pelvimetry; Gray's Anatomy ch. 43).
     z_asis_drop = 50 * sz
     for sg in (-1, 1):
@@ -955,11 +955,11 @@ def build_subject(P: SubjectParams):
             over=pel_over, track=False)
         # pubis: superior ramus to the pubic body; the bodies meet at the symphysis (a 4 mm joint at x = 0)
         sym = np.array([sg * 7, float(body.at(z_sym).front_in) + 14, z_sym - 8 * sz])
-        pub = np.array([sg * 10.5, float(body.at(z_sym).front_in) + 16, z_sym - 20 * sz])
+        pub = np.array([sg * 10.5, float(body.at(z_sym).front_in) + 15, z_sym - 18 * sz])
         cv.tube(L["pelvis"], [fh + [-sg * 18, -16, 2], (fh + sym) / 2 + [0, -10, 4], sym], [10, 9, 9], over=pel_over,
                 track=False)
-        cv.paint(L["pelvis"], pub - [9, 11, 21 * sz], pub + [9, 11, 21 * sz], lambda x, y, z, pub=pub: (
-            ((x - pub[0]) / 8.5) ** 2 + ((y - pub[1]) / 10.0) ** 2 + ((z - pub[2]) / (20 * sz)) ** 2 <= 1)
+        cv.paint(L["pelvis"], pub - [9, 9, 19 * sz], pub + [9, 9, 19 * sz], lambda x, y, z, pub=pub: (
+            ((x - pub[0]) / 8.5) ** 2 + ((y - pub[1]) / 7.0) ** 2 + ((z - pub[2]) / (18 * sz)) ** 2 <= 1)
             & (np.abs(x) >= 2.0), over=pel_over, track=False)
         # inferior ramus and ischium round the obturator foramen, to the tuberosity and up to the acetabulum
         isch = np.array([sg * (x_fh - (34 if P.sex == "M" else 24)), y_fh + 26, z_fh - 52 * sz])
