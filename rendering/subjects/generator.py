@@ -899,8 +899,8 @@ def build_subject(P: SubjectParams):
     #   from the supra-acetabular body of the ilium to the crest; the greater sciatic notch below the SI joint;
     # - femoral head diameter ~49 mm in men, ~43 mm in women (CT/radiographic series, e.g. ~48-50 / 42-44 mm),
     #   neck-shaft angle ~125-130 deg, neck diameter ~0.6 of the head's (Gray's Anatomy, 41st ed., ch. 80);
-    # - pubic symphysis: the symphyseal faces ~35 mm tall and ~12-15 mm deep, joint space 4-6 mm; intertuberous (ischial) diameter ~11-12 cm in women,
-    #   ~8-10 cm in men (obstetric pelvimetry; Gray's Anatomy ch. 43).
+    # - pubic symphysis: the symphyseal faces ~35 mm tall and ~12-15 mm deep, joint space 4-6 mm; intertuberous
+    #   (ischial) diameter ~11-12 cm in women, ~8-10 cm in men (obstetric pelvimetry; Gray's Anatomy ch. 43).
     z_asis_drop = 50 * sz
     for sg in (-1, 1):
         fh = np.array([sg * x_fh, y_fh, z_fh])
