@@ -209,39 +209,93 @@ def build_subject(P: SubjectParams):
         m &= lab == L["fat_visceral"]
         lab[m] = L["muscle"]
 
-    # vertebrae, discs, cord
+    # vertebrae, discs, cord (generator 1.6.0, issue 33: a body with a rounded, kidney-shaped axial section and
+    # waisted sides, pedicles, laminae, articular pillars, transverse and spinous processes; stacked squares with a
+    # ring before). One label per vertebra (its level), one bone HU: the label set has no cortical/cancellous split.
+    # Body width (2 rx) and depth (2 ry) by level are level_rad's, within the published morphometry: thoracic
+    # upper endplate width ~25 mm (T1) to ~40 mm (T12), depth ~16 to ~30 mm (Panjabi et al., Spine 1991;16:888-901);
+    # lumbar width ~40 (L1) to ~50 mm (L5), depth ~33-36 mm (Panjabi et al., Spine 1992;17:299-306). Pedicle
+    # width (transverse, outer) from the same papers: ~8 mm at T1, 4.5-5 mm at T4-T6 (the narrowest), ~8 mm at
+    # T12, lumbar 8.7 / 8.9 / 10.3 / 12.9 / 18.0 mm (L1-L5); pedicle height ~10 mm (T1) to ~15-16 mm (T12-L5).
+    # Cervical pedicles 5.5-6.5 mm (Panjabi et al., Spine 1991;16:861-9).
+    ped_w = dict(zip(VERTEBRAE, [5.5, 5.7, 6.5, 8.0, 7.0, 5.6, 4.7, 4.5, 4.6, 4.8, 5.3, 5.7, 6.4, 7.6, 7.8,
+                                 8.7, 8.9, 10.3, 12.9, 18.0]))
+    ped_h = dict(zip(VERTEBRAE, [7.0, 7.0, 7.5, 9.6, 11.0, 11.5, 11.5, 11.5, 11.5, 11.7, 12.0, 12.5, 14.0, 15.5,
+                                 16.0, 15.5, 15.0, 14.8, 14.5, 14.0]))
+
+    def slab(ax, ay, bx, by, r, zlo, zhi):
+        """Points within r of the axial segment (ax, ay)-(bx, by) (a plate standing between zlo and zhi)."""
+        def f(x, y, z):
+            vx, vy = bx - ax, by - ay
+            t = np.clip(((x - ax) * vx + (y - ay) * vy) / (vx * vx + vy * vy + 1e-9), 0, 1)
+            return (((x - ax - t * vx) ** 2 + (y - ay - t * vy) ** 2) <= r * r) & (z >= zlo) & (z <= zhi)
+        lo = [min(ax, bx) - r, min(ay, by) - r, zlo]
+        hi = [max(ax, bx) + r, max(ay, by) + r, zhi]
+        return lo, hi, f
+
     for n in VERTEBRAE:
         zt, zb_ = vt[n]
         h = zt - zb_
         rx, ry, rc = level_rad(n)
         lumbar = n.startswith("L")
+        cerv = n.startswith("C")
         disc = (0.24 if lumbar else 0.2) * h
         zm = (zt + zb_) / 2
         yb = y_b(zm)
         ycan = yb + ry + 1.5 + rc
         val = L[f"vertebra_{n}"]
+        hb = h - disc   # the body between its endplates
 
-        def vbody(x, y, z, rx=rx, ry=ry, zt=zt, zb_=zb_, disc=disc):
-            yy = y - np.float32(y_b((zt + zb_) / 2))
-            return ((np.abs(x / rx) ** 2.4 + np.abs(yy / ry) ** 2.4) <= 1) & (z <= zt - disc / 2) & (z >= zb_ + disc / 2)
+        def kidney(x, y, rx_, ry_, yb):
+            """Rounded axial section: an ellipse with the posterior wall drawn in at the midline (the
+            vertebral body's kidney shape, the canal's anterior wall)."""
+            e = (x / rx_) ** 2 + ((y - yb) / ry_) ** 2 <= 1
+            notch = (x / (0.4 * rx_)) ** 2 + ((y - yb - 1.1 * ry_) / (0.25 * ry_)) ** 2 <= 1
+            return e & ~notch
+
+        def vbody(x, y, z, rx=rx, ry=ry, zm=zm, hb=hb, yb=yb):
+            u = np.clip(2 * (z - zm) / hb, -1, 1)
+            w = 1 - 0.1 * (1 - u * u)           # waisted sides: the mid-body ~10 % narrower than the endplates
+            q = np.clip((np.abs(z - zm) - (hb / 2 - 3.0)) / 3.0, 0, 1)   # rounded endplate rims (3 mm)
+            rim = 3.0 * (1 - np.sqrt(1 - q * q))
+            return kidney(x, y, rx * w - rim, ry * (1 - 0.04 * (1 - u * u)) - rim, yb) & (np.abs(z - zm) <= hb / 2)
         cv.paint(val, [-rx, yb - ry, zb_], [rx, yb + ry, zt], vbody, track=False)
         cv.paint(L["intervertebral_disc"], [-rx, yb - ry, zb_ - disc], [rx, yb + ry, zb_ + disc],
-                 lambda x, y, z, rx=rx, ry=ry, yb=yb, zb_=zb_, disc=disc: (
-                     (np.abs(x / (rx - 1)) ** 2.4 + np.abs((y - yb) / (ry - 1)) ** 2.4) <= 1)
+                 lambda x, y, z, rx=rx, ry=ry, yb=yb, zb_=zb_, disc=disc: kidney(x, y, rx - 1, ry - 1, yb)
                  & (np.abs(z - zb_) <= disc / 2), notover=[L[f"vertebra_{m}"] for m in VERTEBRAE], track=False)
-        # neural arch: ring around the canal
-        za, zb2 = zb_ + 0.18 * h, zt - 0.12 * h
-        cv.paint(val, [-rc - 7, ycan - rc - 7, za], [rc + 7, ycan + rc + 7, zb2],
-                 lambda x, y, z, ycan=ycan, rc=rc: ((x * x + (y - ycan) ** 2) <= (rc + 5.5) ** 2)
-                 & ((x * x + (y - ycan) ** 2) > rc * rc), track=False)
-        # spinous and transverse processes
+        # neural arch: pedicles (upper half of the body, seen end-on on an AP film), laminae, articular pillars
+        pw, ph = ped_w[n], ped_h[n]
+        xp = rc + pw / 2                      # pedicle centre: the canal's side wall
+        pz = min(zm + 0.12 * h, zt - disc / 2 - ph / 2)
+        y0p, y1p = yb + 0.7 * ry, ycan + 0.35 * rc
+        for sg in (-1, 1):
+            cv.paint(val, [sg * xp - pw, y0p, pz - ph], [sg * xp + pw, y1p, pz + ph],
+                     lambda x, y, z, c=sg * xp, pw=pw, ph=ph, pz=pz, y0p=y0p, y1p=y1p: (
+                         ((x - c) / (pw / 2)) ** 2 + ((z - pz) / (ph / 2)) ** 2 <= 1) & (y >= y0p) & (y <= y1p),
+                     track=False)
+            lz0, lz1 = zm - (0.42 if lumbar else 0.46) * h, zm + (0.3 if lumbar else 0.36) * h
+            lo, hi, f = slab(sg * xp, y1p - 1, 0.0, ycan + rc + 3, 2.6 if lumbar else 2.4, lz0, lz1)
+            cv.paint(val, lo, hi, f, track=False)
+            lo, hi, f = slab(sg * (xp + 0.5), ycan + 0.2 * rc, sg * (xp + 0.5), ycan + 0.6 * rc,
+                             4.5 if lumbar else 3.6, zb_ + 1, zt - 1)
+            cv.paint(val, lo, hi, f, track=False)
+        # spinous process: a tall flat plate in the lumbar spine, long, thin and sloping down in the thorax
         drop = (2 if lumbar else 12) * sz
-        lsp = (30 if lumbar else 26) if not n.startswith("C") else 18
-        cv.tube(val, [[0, ycan + rc + 3, zm - 1], [0, ycan + rc + lsp, zm - drop]], [5.5 if lumbar else 4.5] * 2,
-                smooth=False, notover=[L["skin"], L["fat_subcutaneous"]], track=False)
+        lsp = (30 if lumbar else 26) if not cerv else 18
+        ry_sp = 0.27 * h if lumbar else 4.5
+        hw = 3.6 if lumbar else 3.2
+
+        def spinous(x, y, z, a=(ycan + rc + 2, zm - 1), b=(ycan + rc + lsp, zm - drop), r=ry_sp, hw=hw):
+            vy, vz = b[0] - a[0], b[1] - a[1]
+            t = np.clip(((y - a[0]) * vy + (z - a[1]) * vz) / (vy * vy + vz * vz), 0, 1)
+            rr = r * (1 - 0.25 * t)
+            d2 = ((y - a[0] - t * vy) ** 2 + (z - a[1] - t * vz) ** 2) / (rr * rr)
+            return (d2 <= 1) & (x * x <= hw * hw * (1 - 0.7 * d2))   # a teardrop on the AP view
+        cv.paint(val, [-hw, ycan + rc - ry_sp, zm - drop - ry_sp], [hw, ycan + rc + lsp + ry_sp, zm + ry_sp],
+                 spinous, notover=[L["skin"], L["fat_subcutaneous"]], track=False)
         ltp = 34 if lumbar else (24 if n.startswith("T") else 18)
         for sg in (-1, 1):
-            cv.tube(val, [[sg * (rc + 2), ycan - 2, zm], [sg * (rc + ltp), ycan + (-6 if lumbar else 4), zm + 1]],
+            cv.tube(val, [[sg * (xp + 1), ycan - 2, zm], [sg * (rc + ltp), ycan + (-6 if lumbar else 4), zm + 1]],
                     [4.5, 4.0], smooth=False, track=False)
         cv.paint(L["spinal_cord"], [-rc, ycan - rc, zb_ - 1], [rc, ycan + rc, zt + 1],
                  lambda x, y, z, ycan=ycan, rc=rc: (x * x + (y - ycan) ** 2) <= (rc - 0.5) ** 2,
@@ -783,7 +837,10 @@ def build_subject(P: SubjectParams):
     y_fh = float(g_fh.yc_in) + 4
     z_crest = zmid["L4"] + 4 * sz
     g_cr = body.at(z_crest)
-    # sacrum: tapered, tilted slab
+    # sacrum: a curved wedge (generator 1.6.0: curved sides and four pairs of anterior sacral foramina; straight
+    # sides before). Base width (the alae) ~100-115 mm, S1-apex length ~100-110 mm, its anterior concavity (the
+    # sacral curve) kept from 1.5.0 (the bladder is placed against it); Gray's Anatomy, 41st ed., ch. 43 (the
+    # sacrum); the sides run nearly parallel over S1-S2 (the auricular surfaces) and converge to the apex below.
     z_cox = z_sym - 20 * sz
     y_sac_top = y_b(z_s1) + 16
     y_sac_bot = float(body.at(z_cox).back_in) - 14
@@ -792,9 +849,16 @@ def build_subject(P: SubjectParams):
         zz = float(cv.zs[k])
         f = (z_s1 - zz) / (z_s1 - z_cox)
         yc_s = y_sac_top + (y_sac_bot - y_sac_top) * f ** 0.8 - 14 * np.sin(np.pi * f)
-        w = 54 - 40 * f
+        w = 12 + 42 * np.cos(0.5 * np.pi * min(max(f, 0.0), 1.0)) ** 1.3 * (1 - 0.06 * np.exp(-((f - 0.05) / 0.05) ** 2))
+        w = min(w, 28 + 26 * np.sqrt(np.clip(f / 0.12, 0, 1)))   # the alae slope down from the promontory
         t = 20 - 11 * f
-        m = (np.abs(cv.xs[None, :] / w) ** 3 + np.abs((cv.ys[:, None] - yc_s) / t) ** 2) <= 1
+        xx, yy = cv.xs[None, :], cv.ys[:, None]
+        m = (np.abs(xx / w) ** 2.2 + np.abs((yy - yc_s) / t) ** 2) <= 1
+        for i_f in range(4):                 # anterior sacral foramina S1-S4, ~8 mm across, ~14-18 mm apart
+            fz = z_s1 - (14 + 20 * i_f) * sz
+            fx = 17 - 2.2 * i_f
+            if abs(zz - fz) < 5:
+                m &= ~(((np.abs(xx) - fx) ** 2 + (zz - fz) ** 2 * np.ones_like(yy)) <= 4.5 ** 2)
         cv.paint_mask(L["sacrum"], (slice(k, k + 1), slice(0, ny), slice(0, nx)), m[None],
                       notover=[L["artery_other"], L["vein_other"], L["skin"]], track=False)
     lm["sacral_promontory"] = np.array([0, y_sac_top - 18, z_s1])
@@ -823,35 +887,94 @@ def build_subject(P: SubjectParams):
     pb = np.stack([cv.xs[ib], cv.ys[jb], cv.zs[kb]], axis=1).astype(float)
     lm["bladder_centre"] = pb[int(np.argmin(np.linalg.norm(pb - bl_c, axis=1)))]
     pel_over = [L["fat_visceral"], L["muscle"], L["fat_subcutaneous"]]
+    # Hip bones and femurs (generator 1.6.0, issue 33; an ellipsoid shell cut by planes into a rectangular block
+    # on the AP scout before). Published pelvimetry and femoral morphometry the shapes follow:
+    # - iliac crest: its highest point at L4 (the intercristal, Tuffier's line: L4 body or L4-L5 in most adults),
+    #   the crest an arch falling ~50 mm to the anterior superior iliac spine (ASIS, about S1) and to the
+    #   posterior superior spine (about S2); bi-iliac (intercristal) breadth ~25-29 cm, the inter-ASIS distance
+    #   ~0.85 of it (~22-25 cm; Bell, Pedersen & Brand, J Biomech 1990;23:617-21); here the crest's lateral point
+    #   is the landmark iliac_crest_* (0.9 of the inner body half-width at the crest, as before);
+    # - the wing a curved blade: in each axial section an elliptic arc from the sacroiliac joint round the
+    #   iliac fossa (concave forward and inward) to the ASIS, 5-7 mm thick with a thicker crest rim, fanning out
+    #   from the supra-acetabular body of the ilium to the crest; the greater sciatic notch below the SI joint;
+    # - femoral head diameter ~49 mm in men, ~43 mm in women (CT/radiographic series, e.g. ~48-50 / 42-44 mm),
+    #   neck-shaft angle ~125-130 deg, neck diameter ~0.6 of the head's (Gray's Anatomy, 41st ed., ch. 80);
+    # - pubic symphysis: the symphyseal faces ~35 mm tall and ~12-15 mm deep, joint space 4-6 mm; intertuberous
+    #   (ischial) diameter ~11-12 cm in women, ~8-10 cm in men (obstetric pelvimetry; Gray's Anatomy ch. 43).
+    z_asis_drop = 50 * sz
     for sg in (-1, 1):
-        cx = sg * (x_fh - 22)
-        c_il = np.array([cx, float(g_cr.yc_in) + 12, z_crest - 8 * sz])
-        A_il = np.array([abs(0.9 * float(g_cr.ai) - abs(cx)) + 4, 58.0, (z_crest - z_fh) * 1.05])
-
-        def ilium(x, y, z, c_il=c_il, A_il=A_il, sg=sg, cx=cx):
-            k_ = np.sqrt(ellipsoid_k(x, y, z, c_il, A_il, np.eye(3)))
-            shell = np.abs(k_ - 1) * 45 <= 3.8
-            return shell & (sg * (x - cx) >= -14) & (z <= z_crest) & (y >= c_il[1] - 0.75 * A_il[1])
-        cv.paint(L["pelvis"], c_il - A_il - 4, c_il + A_il + 4, ilium, over=pel_over, track=False)
-        # body of the ilium down to the acetabulum, posterior part joining the sacrum (SI joint)
-        cv.tube(L["pelvis"], [[sg * (x_fh - 4), y_fh + 2, z_fh + 16 * sz], [sg * (x_fh - 10), y_fh + 14, z_fh + 40 * sz],
-                              [sg * 52, y_sac_top + 18, z_s1 - 34 * sz]], [13, 12, 11], over=pel_over, track=False)
         fh = np.array([sg * x_fh, y_fh, z_fh])
-        cv.paint(L["pelvis"], fh - 34, fh + 34, lambda x, y, z, fh=fh, sg=sg: (
-            ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 <= 32 ** 2)
-            & ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 > 24.5 ** 2)
-            & (z >= fh[2] - 10) & (sg * (x - fh[0]) <= 10)), over=pel_over, track=False)
+        X_lat = 0.9 * float(g_cr.ai)
+        y_c1 = float(g_cr.yc_in)
+        Xc1, Rx1 = 52.0, X_lat - 52.0
+        Ryp1 = float(np.clip(y_sac_top + 24 - y_c1, 25, 60))
+        Rya1 = float(np.clip((y_c1 - (float(g_cr.front_in) + 22)) / 0.7, 40, 90))
+        Xc0, Rx0, Ryp0, Rya0 = x_fh - 16, 22.0, 18.0, 20.0
+        z_si_low = z_s1 - 60 * sz
+        D_p = (z_crest - z_s1) + 20 * sz
+        ph1, ph_top = np.deg2rad(-45.0), np.deg2rad(40.0)
+
+        ks = cv.box([-200, oy, z_fh], [200, 0, z_crest])
+        for k in range(ks[0].start, ks[0].stop):
+            zz = float(cv.zs[k])
+            u = float(np.clip((zz - z_fh) / (z_crest - z_fh), 0, 1))
+            w = u ** 1.8                      # the wing flares out above the supra-acetabular body
+            Xc, Rx = Xc0 + (Xc1 - Xc0) * w, Rx0 + (Rx1 - Rx0) * w
+            Ryp, Rya = Ryp0 + (Ryp1 - Ryp0) * w, Rya0 + (Rya1 - Rya0) * w
+            yc_ = y_fh + (y_c1 - y_fh) * u
+            ph0 = np.deg2rad(20 + 80 * float(np.clip((zz - z_fh) / (z_si_low - z_fh), 0, 1)) ** 0.7)
+            X = sg * cv.xs[None, :]
+            Y = cv.ys[:, None] - yc_
+            Ry = np.where(Y > 0, Ryp, Rya)
+            ph = np.arctan2(Y / Ry, (X - Xc) / Rx)
+            phc = np.clip(ph, ph1, ph0)
+            Ryc = np.where(phc > 0, Ryp, Rya)
+            d = np.hypot(X - Xc - Rx * np.cos(phc), Y - Ryc * np.sin(phc))
+            # the crest: highest a little behind its lateral point, falling to the ASIS and to the PSIS
+            s_ = np.where(phc < ph_top, (phc - ph_top) / (ph1 - ph_top), (phc - ph_top) / (ph0 - ph_top))
+            crest = z_crest - np.where(phc < ph_top, z_asis_drop, D_p) * s_ * s_
+            th = (6.0 + 7.0 * np.exp(-np.maximum(crest - zz, 0) / 6.0) + 22.0 * (1 - u) ** 3
+                  + 10.0 * np.clip((np.rad2deg(phc) - 60) / 40, 0, 1))
+            m = (d <= th / 2) & (zz <= crest - d * d / th)
+            cv.paint_mask(L["pelvis"], (slice(k, k + 1), slice(0, ny), slice(0, nx)), m[None], over=pel_over,
+                          track=False)
+        # the arcuate line (pelvic brim): a ridge on the inner surface from the sacroiliac joint round to the
+        # iliopubic eminence, the lateral arc of the pelvic inlet (transverse inlet diameter ~12-13 cm)
+        cv.tube(L["pelvis"], [[sg * 48, y_sac_top - 12, z_s1 - 22 * sz], [sg * (x_fh - 8), y_fh - 2, z_fh + 40 * sz],
+                              [sg * (x_fh - 16), y_fh - 16, z_fh + 14 * sz]], [6.0, 5.5, 6.5], over=pel_over,
+                track=False)
+        # acetabulum: a cup round the femoral head whose opening faces laterally, down (inclination ~45 deg)
+        # and forward (anteversion ~20 deg), so its rim is oblique on both scouts
+        rh = (24.5 if P.sex == "M" else 21.7) * sz ** 0.5
+        n_ac = np.array([sg * 0.66, -0.26, -0.70])
+        n_ac /= np.linalg.norm(n_ac)
+        cv.paint(L["pelvis"], fh - 40, fh + 40, lambda x, y, z, fh=fh, rh=rh, n_ac=n_ac: (
+            ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 <= (rh + 9) ** 2)
+            & ((x - fh[0]) ** 2 + (y - fh[1]) ** 2 + (z - fh[2]) ** 2 > (rh + 1.5) ** 2)
+            & ((x - fh[0]) * n_ac[0] + (y - fh[1]) * n_ac[1] + (z - fh[2]) * n_ac[2] <= 6.0)),
+            over=pel_over, track=False)
+        # pubis: superior ramus to the pubic body; the bodies meet at the symphysis (a 4 mm joint at x = 0)
         sym = np.array([sg * 7, float(body.at(z_sym).front_in) + 14, z_sym - 8 * sz])
+        pub = np.array([sg * 10.5, float(body.at(z_sym).front_in) + 15, z_sym - 18 * sz])
         cv.tube(L["pelvis"], [fh + [-sg * 18, -16, 2], (fh + sym) / 2 + [0, -10, 4], sym], [10, 9, 9], over=pel_over,
                 track=False)
-        isch = np.array([sg * (x_fh - 30), y_fh + 26, z_fh - 52 * sz])
+        cv.paint(L["pelvis"], pub - [9, 9, 19 * sz], pub + [9, 9, 19 * sz], lambda x, y, z, pub=pub: (
+            ((x - pub[0]) / 8.5) ** 2 + ((y - pub[1]) / 7.0) ** 2 + ((z - pub[2]) / (18 * sz)) ** 2 <= 1)
+            & (np.abs(x) >= 2.0), over=pel_over, track=False)
+        # inferior ramus and ischium round the obturator foramen, to the tuberosity and up to the acetabulum
+        isch = np.array([sg * (x_fh - (34 if P.sex == "M" else 24)), y_fh + 26, z_fh - 52 * sz])
         cv.tube(L["pelvis"], [sym + [0, 6, -18 * sz], (sym + isch) / 2 + [sg * 6, 0, -8], isch, fh + [-sg * 6, 24, -12]],
-                [8, 9, 12, 12], over=pel_over, track=False)
-        cv.tube(L["femur"], [fh, fh + [sg * 8, 0, 0]], 23.5, smooth=False, over=pel_over + [L["pelvis"]], track=False)
+                [8, 8, 12, 13], over=pel_over, track=False)
+        cv.ellipsoid(L["pelvis"], isch + [sg * 2, 6, -4], [13, 15, 20 * sz], over=pel_over, track=False)
+        # femur: a spherical head, the neck, greater and lesser trochanters, the shaft
+        cv.ellipsoid(L["femur"], fh, [rh, rh, rh], over=pel_over + [L["pelvis"]], track=False)
         gt = fh + np.array([sg * 42, 6, -30 * sz])
-        cv.tube(L["femur"], [fh, gt], 14, smooth=False, over=pel_over, track=False)
+        cv.tube(L["femur"], [fh, fh + 0.8 * (gt - fh)], [0.62 * rh, 0.7 * rh], smooth=False, over=pel_over,
+                track=False)
+        cv.ellipsoid(L["femur"], gt + [sg * 4, 4, 6 * sz], [13, 15, 22 * sz], over=pel_over, track=False)
+        cv.ellipsoid(L["femur"], gt + [-sg * 20, 10, -30 * sz], [8, 8, 11 * sz], over=pel_over, track=False)
         cv.tube(L["femur"], [gt + [0, 0, 8], gt + [-sg * 4, -4, -40 * sz], [gt[0] - sg * 10, y_fh - 6, oz - 10]],
-                [16, 14, 13], over=pel_over, track=False)
+                [15, 13.5, 12.5], over=pel_over, track=False)
         lm[f"femoral_head_{'left' if sg > 0 else 'right'}"] = fh
     lm["pubic_symphysis"] = np.array([0, float(body.at(z_sym).front_in) + 14, z_sym])
     lm["iliac_crest_left"] = np.array([0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
