@@ -9,8 +9,9 @@
   the setting that limits it; depth, focus and gain also step by their console increment (`step_param`).
 - Controls: declared Parameters (depth and focus in cm, gain 0-100, frequency in MHz, dynamic range, 8 TGC
   pots) and choices (preset, grey map, spatial compounding: "Compound" Off or the number of steered looks,
-  rendering.us_physics.COMPOUND_LOOKS, on in every preset), clamped; acquisition controls and the pose are refused while frozen,
-  display controls (dynamic range, grey map) re-map a frozen image without touching the acquisition.
+  rendering.us_physics.COMPOUND_LOOKS, on in every preset), clamped; acquisition controls and the pose are
+  refused while frozen, display controls (dynamic range, grey map) re-map a frozen image without touching the
+  acquisition.
 - Frames: `frame()` forms the image when the pose, an acquisition control or the coupling changed (cached
   otherwise); frozen, it returns the frozen acquisition under the current display controls.
 - Calipers (image mm: x right of the centre line, y down from the footprint), click-click on a frozen image;

@@ -13,7 +13,8 @@ motion to the settle), by hand once per event-loop pass while the probe is dragg
 
 Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "<param>_minus" and
 "<param>_plus" for depth, focus and gain, "preset:<name>",
-"grey_map:<map>", "compound:<Off|3|5>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body map), rows of the
+"grey_map:<map>", "compound:<Off|3|5>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body
+map), rows of the
 exam strip as "strip_item:<uid>", the image's overlay labels as "us_image.label:<name>" (depth_<cm>,
 caliper<k>.text, annotation<k>); transforms "us_image" (u = image x mm, v = -depth mm -> screen) and
 "probe_map" (u = azimuth deg, v = height mm -> screen); caliper end handles under viewports.us_image.handles.
@@ -30,7 +31,8 @@ from consoles.common.viewport import ImageViewport
 from consoles.common.numeric import range_text
 from consoles.common.widgets import ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
 from consoles.us import view_graphics as graphics
-from consoles.us.model import CHOICES, COMPOUND_OPTIONS, FIELD_LABELS, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, STEPPED, USModel
+from consoles.us.model import (CHOICES, COMPOUND_OPTIONS, FIELD_LABELS, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM,
+                               STEPPED, USModel)
 from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport, USParameterCard
 from rendering.us_physics import GREY_MAP_NOTES, GREY_MAPS, PRESET_NAMES, TGC_BANDS
 
@@ -58,7 +60,8 @@ IMAGING_ROWS = tuple(tuple((n, FIELD_LABELS[n]) for n in col) for col in (("dept
 GREY_MAP_LABELS = {g: f"{g} {GREY_MAP_NOTES[g].split(' ')[0]}" for g in GREY_MAPS}  # "A linear", "C high"
 GREY_MAP_LABELS.update({"C": "C contrast"})
 # Spatial compounding: Off, or the number of steered looks (angles) averaged (rendering.us_physics)
-COMPOUND_LABELS = {o: o if o == "Off" else f"{o} angles" for o in COMPOUND_OPTIONS}
+COMPOUND_LABELS: dict[str, str] = {}  # the buttons show the options ("Off", "3", "5"); the image's info line
+# says "Compound 3 angles"
 
 
 def compound_text(looks: int) -> str:
@@ -308,6 +311,8 @@ class USConsoleView(ConsoleViewBase):
         presets = QtWidgets.QHBoxLayout()
         presets.addWidget(QtWidgets.QLabel("Preset"))
         presets.addWidget(self.choices["preset"], 1)
+        presets.addWidget(QtWidgets.QLabel("Compound"))  # on the preset's row: the panel has no height to spare
+        presets.addWidget(self.choices["compound"])
         gl.addLayout(presets)
         cols = QtWidgets.QHBoxLayout()
         cols.setSpacing(14)
@@ -332,10 +337,6 @@ class USConsoleView(ConsoleViewBase):
         maps.addWidget(QtWidgets.QLabel("Grey map"))
         maps.addWidget(self.choices["grey_map"], 1)
         gl.addLayout(maps)
-        comp = QtWidgets.QHBoxLayout()
-        comp.addWidget(QtWidgets.QLabel("Compound"))
-        comp.addWidget(self.choices["compound"], 1)
-        gl.addLayout(comp)
         return g
 
     def _add_step_buttons(self, name: str, field: QtWidgets.QWidget) -> None:
