@@ -397,6 +397,7 @@ def with_preset(controls: Mapping, preset: str) -> dict:
 
 __all__ = ["AcousticTissue", "AcousticTable", "Probe", "Preset", "TISSUES", "LABEL_TISSUE", "PRESETS",
            "PRESET_NAMES", "CURVILINEAR", "COMPOUND_LOOKS", "COMPOUND_MAX_STEER_DEG",
-           "COMPOUND_DEFAULT_LOOKS", "compound_angles_deg", "look_field_correlation", "FREQUENCIES_MHZ", "GREY_MAPS", "acoustic_table", "tissue_of",
+           "COMPOUND_DEFAULT_LOOKS", "compound_angles_deg", "look_field_correlation",
+           "FREQUENCIES_MHZ", "GREY_MAPS", "acoustic_table", "tissue_of",
            "wavelength_mm", "axial_fwhm_mm", "lateral_fwhm_mm", "focal_gain_db", "frame_rate_hz", "gain_db",
            "tgc_curve_db", "grey_map_lut", "with_preset"]
