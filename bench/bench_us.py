@@ -7,6 +7,8 @@ Targets: issue 13 asks <= 25 ms median for one frame on one core (the session br
 the probe by 0.5 mm so nothing is served from a cache that a live drag would miss (the scan-conversion tables
 depend on depth only and are reused, as in the console). The view is a right-kidney long axis from the flank.
 model_probe_drag_step is the console model's share of a probe-drag step (move, re-form, display; no Qt).
+The frame is formed as the presets form it, with spatial compounding on (us_physics.COMPOUND_DEFAULT_LOOKS
+steered looks); frame_compound_off is the single-look frame (the figure before compounding existed).
 The machine's load average is printed: other processes share the cores, so compare medians with it.
 """
 from __future__ import annotations
@@ -27,7 +29,11 @@ def main(argv=None) -> int:
     rt = load_runtime(args.subject)
     pose = U.ProbePose(z_mm=-295.0, azimuth_deg=-85.0, rotation_deg=5.0, tilt_deg=-15.0)
     geom = U.ProbeGeometry.from_pose(rt, pose)
-    acq = U.Acquisition(frequency_mhz=3.5, depth_mm=160.0, focus_mm=80.0, n_lines=256, n_samples=512)
+    from rendering import us_physics as P
+
+    acq = U.Acquisition(frequency_mhz=3.5, depth_mm=160.0, focus_mm=80.0, n_lines=256, n_samples=512,
+                        compound=P.COMPOUND_DEFAULT_LOOKS)
+    acq_off = U.Acquisition(frequency_mhz=3.5, depth_mm=160.0, focus_mm=80.0, n_lines=256, n_samples=512)
     disp = U.Display(60.0, "B", (512, 512))
     load0 = os.getloadavg()
     beam = U.acquire_beam(rt, geom, acq)  # first call imports scipy.ndimage and builds the tables
@@ -35,6 +41,9 @@ def main(argv=None) -> int:
 
     def frame(i):
         U.display_frame(U.acquire_beam(rt, geom.translated((0.0, 0.0, 0.5 * (i % 7))), acq), disp)
+
+    def frame_off(i):
+        U.display_frame(U.acquire_beam(rt, geom.translated((0.0, 0.0, 0.5 * (i % 7))), acq_off), disp)
 
     def acquire(i):
         U.acquire_beam(rt, geom.translated((0.0, 0.0, 0.5 * (i % 7))), acq)
@@ -55,7 +64,7 @@ def main(argv=None) -> int:
         model.frame()
 
     out: dict[str, float | str] = {}
-    for name, fn in (("frame_256x512_to_512x512", frame), ("acquire_beam", acquire),
+    for name, fn in (("frame_256x512_to_512x512", frame), ("frame_compound_off", frame_off), ("acquire_beam", acquire),
                      ("display_scan_convert", display), ("pose_to_geometry", probe_move),
                      ("model_probe_drag_step", model_drag)):
         record(out, name, fn, args.repeats)

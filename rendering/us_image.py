@@ -20,7 +20,12 @@ How one frame is formed (shared/reference/physics.md, Ultrasound section; tables
 6. PSF: separable Gaussian convolution of the complex echo field, axially (~lambda) and across lines with a
    width lambda x f-number at the transmit focus that widens away from it (depth bands); the echoes about the
    focus are brighter by the focal gain (intensity ~ 1 / beam width, us_physics.focal_gain_db).
-7. Envelope -> dB, + overall gain + TGC; then (display stage, us_display) log compression to the dynamic
+7. Spatial compounding (Acquisition.compound looks, us_physics.compound_angles_deg): steps 5-6 are formed once per
+   steered look; each look sees the same scatterers at another angle, so its speckle phases are another draw,
+   correlated with the neighbouring look's by us_physics.look_field_correlation, and its specular echoes follow
+   cos^n of the incidence to the steered beam; the looks' echo levels (dB, after detection) are averaged.
+   Shadows and the echo positions are the unsteered look's (a compounder partly fills in shadows: not modelled).
+8. Envelope -> dB, + overall gain + TGC; then (display stage, us_display) log compression to the dynamic
    range, grey map, and scan conversion of the beam image to the sector (bilinear, precomputed per geometry).
 
 The acquisition stage (`acquire_beam`) and the display stage (`display_frame`) are separate so display
@@ -41,7 +46,8 @@ import numpy as np
 from .geometry import PlanePose
 from .seeding import seeded_rng
 from .us_physics import (AUTO_COMP_DB_CM_MHZ, CURVILINEAR, TGC_BANDS, AcousticTable, Probe, acoustic_table,
-                         axial_fwhm_mm, focal_gain_db, gain_db, grey_map_lut, lateral_fwhm_mm, tgc_curve_db)
+                         axial_fwhm_mm, compound_angles_deg, focal_gain_db, gain_db, grey_map_lut, lateral_fwhm_mm,
+                         look_field_correlation, tgc_curve_db)
 
 # ---- model constants [T]: tuned by looking at kidney, liver and bladder views of the dev subject ---------
 REFLECTION_GAIN = 30.0  # specular echo amplitude per sqrt(R): a fat/organ capsule ~ +10 dB over liver speckle
@@ -284,6 +290,7 @@ class Acquisition:
     n_lines: int = CURVILINEAR.n_lines
     n_samples: int = DEFAULT_SAMPLES
     noise_seed: int = 0  # electronic noise realisation (a fixed pattern unless the console varies it)
+    compound: int = 1  # spatial compounding: steered looks averaged (1 = off; us_physics.COMPOUND_LOOKS)
 
 
 @dataclass(frozen=True)
@@ -375,13 +382,36 @@ def _convolve_axis(a: np.ndarray, k: np.ndarray, axis: int) -> np.ndarray:
     return ndimage.correlate1d(a, k, axis=axis, mode="nearest")
 
 
-def _receiver_noise(shape: tuple[int, int], seed: int) -> np.ndarray:
+def _receiver_noise(shape: tuple[int, int], seed: int, look: int = 0) -> np.ndarray:
+    """The receiver's noise (complex, as (..., 2)) of one frame; each steered look of a compound frame is its own
+    transmit-receive event with its own noise (look 0 keeps the uncompounded frame's draw)."""
     def make() -> np.ndarray:
-        rng = seeded_rng("us_noise", seed, *shape)
+        rng = seeded_rng("us_noise", seed, *shape) if look == 0 else seeded_rng("us_noise", seed, *shape, "look", look)
         n = rng.standard_normal((*shape, 2), dtype=np.float32) * np.float32(10.0 ** (NOISE_DB / 20.0) / math.sqrt(2))
         n.setflags(write=False)
         return n
-    return _cached(_noise, (shape, int(seed)), make)
+    return _cached(_noise, (shape, int(seed), int(look)), make, size=2 * _CACHE)
+
+
+def _look_phasors(h: np.ndarray, angles_deg: Sequence[float], f_number: float) -> list[np.ndarray]:
+    """The scatterers' echo phasors seen by each steered look (complex, unit mean power): look 0 from the
+    lattice hash `h` as an uncompounded frame sees them; each next look mixes its own draw (the hash remixed
+    with the look's index) with the previous look's phasors at the field correlation of their angle step
+    (us_physics.look_field_correlation; a chain, so looks two steps apart correlate at its square, no less
+    than the aperture model gives, so visibility is not overstated)."""
+    mask = np.uint32((1 << _TABLE_BITS) - 1)
+    out = [np.take(_phasors, h & mask)]
+    for k in range(1, len(angles_deg)):
+        rho = look_field_correlation(float(angles_deg[k]) - float(angles_deg[k - 1]), f_number)
+        hk = h ^ np.uint32((0x9E3779B9 * k) & 0xFFFFFFFF)
+        hk *= np.uint32(0x85EBCA6B)
+        hk ^= hk >> np.uint32(13)
+        hk *= np.uint32(0xC2B2AE35)
+        hk ^= hk >> np.uint32(16)
+        own = np.take(_phasors, hk & mask)
+        out.append((np.float32(rho) * out[-1] + np.float32(math.sqrt(max(0.0, 1.0 - rho * rho))) * own)
+                   .astype(np.complex64) if rho > 0.0 else own)
+    return out
 
 
 def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
@@ -443,8 +473,9 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     # two-way amplitude: the intensity factor one way equals the amplitude factor there and back
     t_two_way = np.exp(log_t)
 
-    # 4. incidence: angle between the beam and the impedance gradient (smoothed log Z, physical mm)
-    spec = _specular(np.log(z), refl, depths, radii, dd, phi)
+    # 4. incidence: angle between the beam and the impedance gradient (smoothed log Z, physical mm); per look
+    angles = compound_angles_deg(acq.compound)
+    grads = _impedance_gradient(np.log(z), refl, radii, dd, phi)
 
     # 5. speckle from the subject-fixed scatterer lattice
     q = np.floor(pts * np.float32(1.0 / SCATTER_LATTICE_MM)).astype(np.int32)
@@ -473,26 +504,36 @@ def acquire_beam(subject: Any, geometry: ProbeGeometry, acq: Acquisition,
     focal_amp = np.power(10.0, focal_gain_db(depths, acq.focus_mm, f, probe) / 20.0).astype(np.float32)
     net_amp = net_amp * focal_amp[:, None]
     amp = (net_amp * t_two_way * contact[None, :]).astype(np.float32)
-    field_c = np.empty((m, n_lines, 2), np.float32)
-    ph = np.take(_phasors, h & mask)
+    n_looks = len(angles)
+    field_c = np.empty((m, n_lines, 2 * n_looks), np.float32)  # (real, imag) of each look
+    f_number = max(probe.f_number_min, acq.focus_mm / probe.aperture_mm)
+    looks = _look_phasors(h, angles, f_number)
     sc = scat * speck_norm[:, None] * amp
-    field_c[..., 0] = sc * ph.real + REFLECTION_GAIN * spec * (net_amp * t_before * contact[None, :])
-    field_c[..., 1] = sc * ph.imag
-    ring = _ringdown(refl, depths, net_amp * t_before * contact[None, :])
-    if ring is not None:  # gas and lung: a "dirty" shadow of reverberations, unlike bone's clean one
-        field_c[..., 0] += ring * ph.real
-        field_c[..., 1] += ring * ph.imag
+    amp_before = net_amp * t_before * contact[None, :]
+    ring = _ringdown(refl, depths, amp_before)
+    for k, (theta, ph) in enumerate(zip(angles, looks)):
+        spec = _specular_look(grads, theta)
+        field_c[..., 2 * k] = sc * ph.real + REFLECTION_GAIN * spec * amp_before
+        field_c[..., 2 * k + 1] = sc * ph.imag
+        if ring is not None:  # gas and lung: a "dirty" shadow of reverberations, unlike bone's clean one
+            field_c[..., 2 * k] += ring * ph.real
+            field_c[..., 2 * k + 1] += ring * ph.imag
     field_c = _convolve_axis(field_c, k_ax, 0)
     out = np.empty_like(field_c)
     for b, kl in zip(bands, k_lat):
         out[b[0]:b[-1] + 1] = _convolve_axis(field_c[b[0]:b[-1] + 1], kl, 1)
 
-    # 7. receiver noise (before the depth compensation, so it rises with depth), envelope, gain, TGC
-    noise = _receiver_noise((m, n_lines), acq.noise_seed)
+    # 8. receiver noise (before the depth compensation, so it rises with depth), envelope, gain, TGC; the looks'
+    # echo levels averaged after detection and log compression (a geometric mean: fully developed speckle keeps
+    # the mean log level a single frame has, so a tissue's grey is the same with compounding on or off)
     comp_amp = np.power(np.float32(10.0), comp_db / np.float32(20.0))[:, None, None]
-    out += noise * comp_amp
-    inten = out[..., 0] ** 2 + out[..., 1] ** 2
-    db = 10.0 * np.log10(inten + np.float32(1e-20))
+    db = np.zeros((m, n_lines), np.float32)
+    for k in range(n_looks):
+        o = out[..., 2 * k:2 * k + 2]
+        o += _receiver_noise((m, n_lines), acq.noise_seed, k) * comp_amp
+        db += 10.0 * np.log10(o[..., 0] ** 2 + o[..., 1] ** 2 + np.float32(1e-20))
+    if n_looks > 1:
+        db *= np.float32(1.0 / n_looks)
     db += (gain_db(acq.gain) + tgc_curve_db(depths, acq.depth_mm, acq.tgc_db)).astype(np.float32)[:, None]
     return BeamData(db.astype(np.float32), lab, depths, contact, geometry, acq)
 
@@ -514,12 +555,13 @@ def _ringdown(refl: np.ndarray, depths: np.ndarray, amp_before: np.ndarray) -> n
     return ring
 
 
-def _specular(log_z: np.ndarray, refl: np.ndarray, depths: np.ndarray, radii: np.ndarray, dd: float,
-              phi: np.ndarray) -> np.ndarray:
-    """Specular echo amplitude sqrt(R) cos^n(incidence) at each impedance step (0 elsewhere)."""
+def _impedance_gradient(log_z: np.ndarray, refl: np.ndarray, radii: np.ndarray, dd: float, phi: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(axial gradient, lateral gradient, sqrt(R) at the impedance steps and 0 elsewhere) of the smoothed log Z
+    (physical mm), or None when no line meets a step."""
     steps = refl > 1e-7
     if not steps.any():
-        return np.zeros_like(refl)
+        return None
     from scipy import ndimage
 
     sm = ndimage.uniform_filter(log_z, size=(max(1, int(round(2.0 / dd))) | 1, 3), mode="nearest")
@@ -531,8 +573,22 @@ def _specular(log_z: np.ndarray, refl: np.ndarray, depths: np.ndarray, radii: np
     g_lat[:, 1:-1] = (sm[:, 2:] - sm[:, :-2]) / (2.0 * dphi)
     g_lat[:, 0], g_lat[:, -1] = g_lat[:, 1], g_lat[:, -2]
     g_lat /= radii[:, None]
-    cos2 = g_ax ** 2 / (g_ax ** 2 + g_lat ** 2 + 1e-12)
-    return np.where(steps, np.sqrt(refl) * cos2 ** (SPECULAR_EXPONENT / 2.0), 0.0).astype(np.float32)
+    return g_ax, g_lat, np.where(steps, np.sqrt(refl), 0.0).astype(np.float32)
+
+
+def _specular_look(grads: tuple[np.ndarray, np.ndarray, np.ndarray] | None, steer_deg: float = 0.0
+                   ) -> np.ndarray | float:
+    """Specular echo amplitude sqrt(R) cos^n(incidence) at each impedance step (0 elsewhere), the incidence taken
+    between the impedance gradient and the beam steered `steer_deg` towards the screen's right."""
+    if grads is None:
+        return 0.0
+    g_ax, g_lat, r = grads
+    if steer_deg == 0.0:
+        cos2 = g_ax ** 2 / (g_ax ** 2 + g_lat ** 2 + 1e-12)
+    else:
+        t = math.radians(steer_deg)
+        cos2 = (g_ax * math.cos(t) + g_lat * math.sin(t)) ** 2 / (g_ax ** 2 + g_lat ** 2 + 1e-12)
+    return (r * cos2 ** (SPECULAR_EXPONENT / 2.0)).astype(np.float32)
 
 
 # ---- coupling (gel) ---------------------------------------------------------------------------------------
@@ -648,7 +704,8 @@ def frame_from_record(subject: Any, record: Mapping[str, Any], shape: Sequence[i
     disp_src = record.get("display") or record["controls"]
     acq = Acquisition(frequency_mhz=float(acq_src["frequency_mhz"]), depth_mm=float(acq_src["depth_mm"]),
                       focus_mm=float(acq_src["focus_mm"]), gain=float(acq_src["gain"]),
-                      tgc_db=tuple(float(v) for v in acq_src["tgc_db"]), indentation_mm=pose.indentation_mm)
+                      tgc_db=tuple(float(v) for v in acq_src["tgc_db"]), indentation_mm=pose.indentation_mm,
+                      compound=int(acq_src.get("compound", 1)))  # records from before compounding: off
     disp = Display(float(disp_src["dynamic_range_db"]), str(disp_src["grey_map"]), (int(shape[0]), int(shape[1])))
     coupling = (record.get("contact") or {}).get("coupling") or {"fault": "none", "fraction": 0.0}
     contact = coupling_line_factors(str(coupling["fault"]), float(coupling["fraction"]), acq.n_lines)

@@ -19,9 +19,14 @@ Numbers follow shared/reference/physics.md (Ultrasound section); [V] = read in t
 - Probe [V]: curvilinear abdominal, 2-5 MHz, 256 elements, ~60-73 deg sector (65 here), radius ~45 mm.
 - Resolution [V]: axial ~ lambda/2 .. lambda, lateral ~ lambda x f-number, narrowest at the focus.
 - Range: c = 1540 m/s [V] for every range computation (the scanner's assumption).
+- Spatial compounding [V] (see COMPOUND_* below): abdominal presets of current scanners form each image from
+  several electronically steered frames ("looks") averaged after detection (Philips SonoCT, GE CrossXBeam,
+  Canon ApliPure; Entrekin et al. 2001; Jespersen et al. 1998), so the speckle's SD falls ~1/sqrt(N) for
+  decorrelated looks (Burckhardt 1978; Trahey et al. 1986) while a tissue's mean level stays.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -236,6 +241,50 @@ GREY_MAP_NOTES = {"A": "linear", "B": "soft (mid-greys lifted)", "C": "high cont
 AUTO_COMP_DB_CM_MHZ = 0.50
 
 
+# ---- spatial compounding --------------------------------------------------------------------------------
+# Real-time spatial compound imaging (Entrekin, Porter, Sillesen, Wong, Cooperberg, Fix 2001, "Real-time spatial
+# compound imaging: application to breast, vascular, and musculoskeletal ultrasound", Semin Ultrasound CT MR
+# 22:50-64; Jespersen, Wilhjelm, Sillesen 1998, "Multi-angle compound imaging", Ultrason Imaging 20:81-102): the
+# array steers whole frames to up to about +-20 deg and averages 3-9 of them ("lines of sight"); vendors ship it
+# on in their abdominal presets (Philips SonoCT, GE CrossXBeam, Canon/Toshiba ApliPure, Siemens SieClear).
+# Speckle from two looks decorrelates as the aperture, seen from the scatterer, moves by about half its width
+# (Trahey, Smith, von Ramm 1986, "Speckle pattern correlation with lateral aperture translation", IEEE Trans
+# Ultrason Ferroelectr Freq Control 33:257-264; O'Donnell, Silverstein 1988, IEEE TUFFC 35:470-476): a look
+# steered by d_theta moves it by depth x tan(d_theta) against a width depth / f-number, i.e. by f-number x
+# tan(d_theta) apertures, whatever the depth (`look_field_correlation`). Averaging N decorrelated looks divides
+# the speckle's SD by sqrt(N) (Burckhardt 1978, "Speckle in ultrasound B-mode scans", IEEE Trans Sonics
+# Ultrason 25:1-6). The console's "Compound" setting is the number of looks (1 = off).
+COMPOUND_LOOKS: tuple[int, ...] = (1, 3, 5)  # off, and the 3- and 5-look settings [V: 3-9 looks, Entrekin 2001]
+COMPOUND_MAX_STEER_DEG = 20.0  # the outer looks' steering [V: up to about +-20 deg, Entrekin 2001]
+COMPOUND_DEFAULT_LOOKS = 3  # the abdominal presets' setting [G: vendors' abdominal presets compound by default]
+
+
+def compound_angles_deg(looks: int) -> tuple[float, ...]:
+    """The steering angles of `looks` looks, evenly from -COMPOUND_MAX_STEER_DEG to +COMPOUND_MAX_STEER_DEG
+    (one look: unsteered)."""
+    n = int(looks)
+    if n not in COMPOUND_LOOKS:
+        raise ValueError(f"compound: {n} looks; expected one of {COMPOUND_LOOKS}")
+    if n == 1:
+        return (0.0,)
+    return tuple(float(a) for a in np.linspace(-COMPOUND_MAX_STEER_DEG, COMPOUND_MAX_STEER_DEG, n))
+
+
+def look_field_correlation(d_theta_deg: float, f_number: float) -> float:
+    """Correlation of the echo fields of two looks `d_theta_deg` apart (van Cittert-Zernike: the normalised
+    overlap of the two pulse-echo effective apertures; a transmit-receive aperture D has a triangular effective
+    aperture of base D, whose autocorrelation at a shift s is 1 - 3/2 u^2 + 3/4 u^3 for u = 2 s / D <= 1, 1/4
+    (2 - u)^3 for 1 <= u <= 2, 0 beyond). The shift is f-number x tan(d_theta) apertures (Trahey et al. 1986:
+    intensity decorrelated at about half the aperture, where this gives a field correlation 1/4, intensity
+    1/16)."""
+    u = 2.0 * float(f_number) * math.tan(math.radians(abs(float(d_theta_deg))))
+    if u <= 1.0:
+        return 1.0 - 1.5 * u ** 2 + 0.75 * u ** 3
+    if u <= 2.0:
+        return 0.25 * (2.0 - u) ** 3
+    return 0.0
+
+
 @dataclass(frozen=True)
 class Preset:
     """A scanner preset: the controls it loads."""
@@ -248,15 +297,17 @@ class Preset:
     dynamic_range_db: float
     grey_map: str
     tgc_db: tuple[float, ...] = field(default_factory=lambda: (0.0,) * TGC_BANDS)
+    compound: int = COMPOUND_DEFAULT_LOOKS  # looks averaged (1 = off)
 
     def controls(self) -> dict:
         return {"frequency_mhz": self.frequency_mhz, "depth_mm": self.depth_mm, "focus_mm": self.focus_mm,
                 "gain": self.gain, "dynamic_range_db": self.dynamic_range_db, "grey_map": self.grey_map,
-                "tgc_db": list(self.tgc_db)}
+                "tgc_db": list(self.tgc_db), "compound": self.compound}
 
 
 # [G]: abdomen general survey deep and soft; renal a little shallower and finer (kidney at 5-12 cm from
 # the flank, 9-12 cm long [V]); bladder lower gain (fluid) and far gain lifted for enhancement control.
+# All three are abdominal presets and compound by default (COMPOUND_DEFAULT_LOOKS).
 PRESETS: dict[str, Preset] = {
     "Abdomen": Preset("Abdomen", 3.5, 160.0, 80.0, 50.0, 66.0, "B"),
     "Renal": Preset("Renal", 4.0, 130.0, 70.0, 52.0, 60.0, "B"),
@@ -345,6 +396,8 @@ def with_preset(controls: Mapping, preset: str) -> dict:
 
 
 __all__ = ["AcousticTissue", "AcousticTable", "Probe", "Preset", "TISSUES", "LABEL_TISSUE", "PRESETS",
-           "PRESET_NAMES", "CURVILINEAR", "FREQUENCIES_MHZ", "GREY_MAPS", "acoustic_table", "tissue_of",
+           "PRESET_NAMES", "CURVILINEAR", "COMPOUND_LOOKS", "COMPOUND_MAX_STEER_DEG",
+           "COMPOUND_DEFAULT_LOOKS", "compound_angles_deg", "look_field_correlation",
+           "FREQUENCIES_MHZ", "GREY_MAPS", "acoustic_table", "tissue_of",
            "wavelength_mm", "axial_fwhm_mm", "lateral_fwhm_mm", "focal_gain_db", "frame_rate_hz", "gain_db",
            "tgc_curve_db", "grey_map_lut", "with_preset"]

@@ -8,8 +8,10 @@
   itself). Every edit leaves a one-line status; a value the console adjusts is named with what it became and
   the setting that limits it; depth, focus and gain also step by their console increment (`step_param`).
 - Controls: declared Parameters (depth and focus in cm, gain 0-100, frequency in MHz, dynamic range, 8 TGC
-  pots) and choices (preset, grey map), clamped; acquisition controls and the pose are refused while frozen,
-  display controls (dynamic range, grey map) re-map a frozen image without touching the acquisition.
+  pots) and choices (preset, grey map, spatial compounding: "Compound" Off or the number of steered looks,
+  rendering.us_physics.COMPOUND_LOOKS, on in every preset), clamped; acquisition controls and the pose are
+  refused while frozen, display controls (dynamic range, grey map) re-map a frozen image without touching the
+  acquisition.
 - Frames: `frame()` forms the image when the pose, an acquisition control or the coupling changed (cached
   otherwise); frozen, it returns the frozen acquisition under the current display controls.
 - Calipers (image mm: x right of the centre line, y down from the footprint), click-click on a frozen image;
@@ -52,7 +54,8 @@ from rendering import us_image as U
 from rendering import us_physics as P
 from rendering.seeding import seeded_rng
 
-__all__ = ["USModel", "ConsoleActionError", "PARAMETERS", "PARAM", "CHOICES", "ANNOTATION_CHARS", "Caliper",
+__all__ = ["USModel", "ConsoleActionError", "PARAMETERS", "PARAM", "CHOICES", "COMPOUND_OPTIONS", "compound_looks",
+           "compound_option", "ANNOTATION_CHARS", "Caliper",
            "Annotation", "SavedItem", "DEFAULT_POSE", "FIELD_LABELS", "STEPPED", "shown_text"]
 
 ANNOTATION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,:;-_/()+#%'")
@@ -147,10 +150,25 @@ PARAM_KIND: dict[str, str] = {**{n: KIND_POSE for n in PARAM if n.startswith("pr
                                  or n.startswith("tgc_")},
                               "dynamic_range_db": KIND_DISPLAY}
 
+# Spatial compounding as the console offers it: Off, or the number of steered looks averaged.
+COMPOUND_OPTIONS: tuple[str, ...] = tuple("Off" if n == 1 else str(n) for n in P.COMPOUND_LOOKS)
+
+
+def compound_option(looks: int) -> str:
+    """The Compound choice of a number of looks (1: "Off")."""
+    return "Off" if int(looks) == 1 else str(int(looks))
+
+
+def compound_looks(option: str) -> int:
+    """The number of looks of a Compound choice ("Off": 1)."""
+    return 1 if option == "Off" else int(option)
+
+
 # Settings chosen from a list: name -> (options, enable rule, kind).
 CHOICES: dict[str, tuple[tuple[str, ...], Rule, str]] = {
     "preset": (P.PRESET_NAMES, LIVE, KIND_ACQ),
     "grey_map": (P.GREY_MAPS, ALWAYS, KIND_DISPLAY),
+    "compound": (COMPOUND_OPTIONS, LIVE, KIND_ACQ),  # the steered looks are acquired: refused while frozen
 }
 
 _POSE_FIELD = {"probe_z_mm": "z_mm", "probe_azimuth_deg": "azimuth_deg", "probe_rotation_deg": "rotation_deg",
@@ -400,7 +418,8 @@ class USModel(ConsoleModelBase):
         return {"pose": self._pose_dict(self.pose), "preset": self.preset, "frozen": self.frozen,
                 "controls": {"frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],
                              "focus_mm": c["focus_mm"], "gain": c["gain"], "tgc_db": list(c["tgc_db"]),
-                             "dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"]},
+                             "dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"],
+                             "compound": compound_looks(c["compound"])},
                 "coupling": self.coupling.to_dict(), "dark_cause": self.dark_cause, "fault": self.contact_fault,
                 "n_events": len(self.events)}
 
@@ -409,7 +428,7 @@ class USModel(ConsoleModelBase):
         p = P.PRESETS[name]
         self.controls = {"frequency_mhz": p.frequency_mhz, "depth_mm": p.depth_mm, "focus_mm": p.focus_mm,
                          "gain": p.gain, "tgc_db": list(p.tgc_db), "dynamic_range_db": p.dynamic_range_db,
-                         "grey_map": p.grey_map}
+                         "grey_map": p.grey_map, "compound": compound_option(p.compound)}
 
     def value(self, name: str) -> float:
         """The shown value of a declared parameter."""
@@ -649,7 +668,7 @@ class USModel(ConsoleModelBase):
         c = self.controls
         return U.Acquisition(frequency_mhz=float(c["frequency_mhz"]), depth_mm=float(c["depth_mm"]),
                              focus_mm=float(c["focus_mm"]), gain=float(c["gain"]), tgc_db=tuple(c["tgc_db"]),
-                             indentation_mm=self.pose.indentation_mm)
+                             indentation_mm=self.pose.indentation_mm, compound=compound_looks(c["compound"]))
 
     def display_settings(self) -> U.Display:
         c = self.controls
@@ -701,7 +720,8 @@ class USModel(ConsoleModelBase):
         return {"pose": self._pose_dict(self.pose),  # pose edits are refused while frozen: it is the frozen one
                 "plane": beam.geometry.to_dict(),
                 "acquisition": {"frequency_mhz": a.frequency_mhz, "depth_mm": a.depth_mm, "focus_mm": a.focus_mm,
-                                "gain": a.gain, "tgc_db": list(a.tgc_db), "preset": self.preset},
+                                "gain": a.gain, "tgc_db": list(a.tgc_db), "preset": self.preset,
+                                "compound": a.compound},
                 "contact": self._contact_dict(beam)}
 
     def freeze(self) -> None:
@@ -882,7 +902,8 @@ class USModel(ConsoleModelBase):
             "plane": self.geometry().to_dict(),  # the image plane in the subject frame (frozen: unchanged)
             "controls": {"preset": self.preset, "frequency_mhz": c["frequency_mhz"], "depth_mm": c["depth_mm"],
                          "focus_mm": c["focus_mm"], "gain": c["gain"], "tgc_db": list(c["tgc_db"]),
-                         "dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"]},
+                         "dynamic_range_db": c["dynamic_range_db"], "grey_map": c["grey_map"],
+                         "compound": compound_looks(c["compound"])},
             "frozen": self.frozen, "frozen_t": None if self.frozen_t is None else round(float(self.frozen_t), 3),
             "frozen_image": self._frozen_record if self.frozen else None,
             "image": self.image_dict(),

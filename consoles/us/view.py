@@ -13,7 +13,8 @@ motion to the settle), by hand once per event-loop pass while the probe is dragg
 
 Geometry export (for reference solvers and grounding): every control by name ("<param>_field", "<param>_minus" and
 "<param>_plus" for depth, focus and gain, "preset:<name>",
-"grey_map:<map>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body map), rows of the
+"grey_map:<map>", "compound:<Off|3|5>", "freeze", "caliper", ...), "probe_footprint" (the grab square on the body
+map), rows of the
 exam strip as "strip_item:<uid>", the image's overlay labels as "us_image.label:<name>" (depth_<cm>,
 caliper<k>.text, annotation<k>); transforms "us_image" (u = image x mm, v = -depth mm -> screen) and
 "probe_map" (u = azimuth deg, v = height mm -> screen); caliper end handles under viewports.us_image.handles.
@@ -30,7 +31,8 @@ from consoles.common.viewport import ImageViewport
 from consoles.common.numeric import range_text
 from consoles.common.widgets import ChoiceRow, SteadyCaretLineEdit, button, group, header_bar, thumbnail
 from consoles.us import view_graphics as graphics
-from consoles.us.model import CHOICES, FIELD_LABELS, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM, STEPPED, USModel
+from consoles.us.model import (CHOICES, COMPOUND_OPTIONS, FIELD_LABELS, FROZEN, LIVE, MAX_ANNOTATION_CHARS, PARAM,
+                               STEPPED, USModel)
 from consoles.us.view_parts import MapPose, ProbeMap, USImageViewport, USParameterCard
 from rendering.us_physics import GREY_MAP_NOTES, GREY_MAPS, PRESET_NAMES, TGC_BANDS
 
@@ -57,6 +59,14 @@ IMAGING_ROWS = tuple(tuple((n, FIELD_LABELS[n]) for n in col) for col in (("dept
                                                                          ("gain", "dynamic_range_db")))
 GREY_MAP_LABELS = {g: f"{g} {GREY_MAP_NOTES[g].split(' ')[0]}" for g in GREY_MAPS}  # "A linear", "C high"
 GREY_MAP_LABELS.update({"C": "C contrast"})
+# Spatial compounding: Off, or the number of steered looks (angles) averaged (rendering.us_physics)
+COMPOUND_LABELS: dict[str, str] = {}  # the buttons show the options ("Off", "3", "5"); the image's info line
+# says "Compound 3 angles"
+
+
+def compound_text(looks: int) -> str:
+    """The image's compounding as its info line shows it: 'Off' or '3 angles'."""
+    return "Off" if int(looks) == 1 else f"{int(looks)} angles"
 # What the gel line says for each film state (consoles/us/contact.py)
 GEL_STATES = {"none": "applied", "no_gel": "none", "no_gel_left": "dry on the left", "no_gel_right": "dry on the right"}
 IMAGE_TOPICS = {"init", "pose", "acquisition", "display", "freeze", "viewport_resized"}
@@ -290,6 +300,8 @@ class USConsoleView(ConsoleViewBase):
         self.choices["preset"] = ChoiceRow("preset", PRESET_NAMES, {}, lambda o: self._do(self.model.set_preset, o))
         self.choices["grey_map"] = ChoiceRow("grey_map", GREY_MAPS, GREY_MAP_LABELS,
                                              lambda o: self._do(self.model.set_param, "grey_map", o))
+        self.choices["compound"] = ChoiceRow("compound", COMPOUND_OPTIONS, COMPOUND_LABELS,
+                                             lambda o: self._do(self.model.set_param, "compound", o))
         for name, row_w in self.choices.items():
             # frozen, the preset stays readable: the chosen one greyed but still marked
             row_w.setStyleSheet("QPushButton:checked:disabled { background: #24496e; color: #d6e2ee; "
@@ -299,6 +311,8 @@ class USConsoleView(ConsoleViewBase):
         presets = QtWidgets.QHBoxLayout()
         presets.addWidget(QtWidgets.QLabel("Preset"))
         presets.addWidget(self.choices["preset"], 1)
+        presets.addWidget(QtWidgets.QLabel("Compound"))  # on the preset's row: the panel has no height to spare
+        presets.addWidget(self.choices["compound"])
         gl.addLayout(presets)
         cols = QtWidgets.QHBoxLayout()
         cols.setSpacing(14)
@@ -572,7 +586,8 @@ class USConsoleView(ConsoleViewBase):
         self.info_label.setText(
             f"<b>{m.preset}</b>{gap}{a.frequency_mhz:.1f} MHz{gap}Gain {a.gain:.0f} %{gap}"
             f"DR {c['dynamic_range_db']:.0f} dB{gap}Map {c['grey_map']}<br>"
-            f"Depth {a.depth_mm / 10:.1f} cm{gap}Focus {a.focus_mm / 10:.1f} cm{gap}{m.frame_rate_hz():.1f} Hz")
+            f"Depth {a.depth_mm / 10:.1f} cm{gap}Focus {a.focus_mm / 10:.1f} cm{gap}"
+            f"Compound {compound_text(a.compound)}{gap}{m.frame_rate_hz():.1f} Hz")
         if m.frozen:
             self.live_label.setText("FROZEN")
             style = "background: #124a66; color: white; font-weight: bold; border: 1px solid #7fd8ff;"
@@ -601,6 +616,7 @@ class USConsoleView(ConsoleViewBase):
                 b.setEnabled(PARAM[name].enabled(m))
         self.choices["preset"].show_value(m.preset, CHOICES["preset"][1](m))
         self.choices["grey_map"].show_value(m.controls["grey_map"], CHOICES["grey_map"][1](m))
+        self.choices["compound"].show_value(m.controls["compound"], CHOICES["compound"][1](m))
 
     def _refresh_tools(self) -> None:
         m = self.model

@@ -48,7 +48,7 @@ STAGES: dict[str, list[str]] = {
     "optimize": ["depth_adjusted", "focus_adjusted", "gain_adjusted"],
     "contact_vs_gain": ["image_adjusted"],
 }
-ACQUISITION_CONTROLS = ("frequency_mhz", "depth_mm", "focus_mm", "gain", "tgc_db")
+ACQUISITION_CONTROLS = ("frequency_mhz", "depth_mm", "focus_mm", "gain", "tgc_db", "compound")
 DISPLAY_CONTROLS = ("dynamic_range_db", "grey_map")
 
 

@@ -78,6 +78,38 @@ def test_preset_loads_its_controls_and_is_logged_as_acquisition(rt):
     assert set(CHOICES["preset"][0]) == {"Abdomen", "Renal", "Bladder"}
 
 
+def test_compound_is_on_in_every_preset_and_an_acquisition_setting(rt):
+    """Spatial compounding (rendering.us_physics COMPOUND_*): the presets load it on, "Off" forms the single
+    steered-free frame, the change is an acquisition (a new frame; refused while frozen), and the dump, the
+    start and a saved item record the looks so an oracle re-forms the image the agent saw."""
+    from consoles.us.model import COMPOUND_OPTIONS, compound_looks
+
+    assert COMPOUND_OPTIONS == ("Off",) + tuple(str(n) for n in P.COMPOUND_LOOKS[1:])
+    m = _model(rt)
+    for name in P.PRESET_NAMES:
+        m.set_preset(name)
+        assert compound_looks(m.controls["compound"]) == P.PRESETS[name].compound > 1
+        assert m.acquisition().compound == P.PRESETS[name].compound
+    s = m.state()
+    assert s["controls"]["compound"] == s["start"]["controls"]["compound"] == P.COMPOUND_DEFAULT_LOOKS
+    on = m.frame()
+    m.set_param("compound", "Off")
+    assert m.events[-1]["kind"] == "acquisition" and m.message == "Compound Off."
+    off = m.frame()
+    assert m.acquisition().compound == 1 and off.beam is not on.beam
+    assert not np.array_equal(off.pixels, on.pixels)
+    assert m.state()["controls"]["compound"] == 1
+    with pytest.raises(ConsoleActionError, match="one of"):
+        m.set_param("compound", "4")
+    m.set_param("compound", "5")
+    m.freeze()
+    with pytest.raises(ConsoleActionError, match="frozen"):
+        m.set_param("compound", "3")
+    item = json.loads(json.dumps(m.save_image().to_dict()))
+    assert item["acquisition"]["compound"] == 5
+    assert np.array_equal(U.frame_from_record(rt, item, SHAPE).pixels, m.frame().pixels)
+
+
 # ---- frames and freeze ----------------------------------------------------------------------------------
 def test_frame_is_formed_only_when_something_changes(rt):
     m = _model(rt)

@@ -34,7 +34,7 @@ STATIC_NAMES = (("patient", "preset_readout", "frequency_readout", "frame_rate",
                  "probe_footprint", "apply_gel", "freeze", "caliper", "clear_calipers", "caliper_readout",
                  "annotate", "annotation_field", "clear_annotations", "save_image", "save_clip",
                  "preset:Abdomen", "preset:Renal", "preset:Bladder", "grey_map:A", "grey_map:B", "grey_map:C",
-                 "grey_map:D", "us_image.label:depth_0")
+                 "grey_map:D", "compound:Off", "compound:3", "compound:5", "us_image.label:depth_0")
                 + PROBE_FIELDS + IMAGING_FIELDS + tuple(f"tgc_{k}_field" for k in range(1, 9)))
 
 
