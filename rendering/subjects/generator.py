@@ -559,7 +559,7 @@ def build_subject(P: SubjectParams):
 
     # ascending aorta and arch (after the heart so the root abuts the LVOT)
     airways = [L["trachea"], L["airway_wall"], L["bronchus_left"], L["bronchus_right"]]
-    no_heart = [L["lv_blood"], L["lv_myocardium"], L["rv_blood"], L["la_blood"], L["ra_blood"]]
+    no_heart = [L["lv_blood"], L["lv_myocardium"], L["rv_blood"], L["la_blood"], L["ra_blood"], L["mitral_valve"]]
     for name in ("aorta_ascending", "aorta_arch"):
         a0, a1 = seg_aorta[name]
         a0 = max(a0, 1) if name == "aorta_ascending" else a0
@@ -952,12 +952,15 @@ CS_RADIUS_MM = 4.0       # coronary sinus ~8 mm across in the posterior AV groov
 
 
 def _atrioventricular_junction(cv: Canvas, mv, RH, r_mv: float, hs: float, av, over) -> None:
-    """The mitral annulus (a fibrous ring about the orifice in the valve plane u = 0), the closed leaflets
+    """The mitral annulus (a fibrous ring about the orifice in the valve plane u = 0; towards the aortic valve
+    it runs on as the aortic-mitral curtain up to the aortic valve's level, between the LV outflow and the LA),
+    the closed leaflets
     (a shallow cone from the annulus to their coaptation MV_TENT_MM on the LV side), the orifice's blood on
     either side of them, and the left atrioventricular groove (fat outside the annulus on its atrial side, from
     the aortic-mitral continuity round the lateral wall to the crux) with the circumflex artery and the
-    coronary sinus in it. The valve apparatus is painted over the chambers and the oesophagus (which runs
-    through the valve of a few subjects whose heart lies far back); landmarks (mitral valve centre, apex, long
+    coronary sinus in it. The leaflets, the annulus and the blood next to them are painted over the chambers
+    and over the oesophagus (which runs through the valve of a few subjects whose heart lies far back, s01,
+    s02, s04, s22: a placement conflict left as it is, moving the heart would move the answers); landmarks (mitral valve centre, apex, long
     axis) are unchanged: they come from the construction."""
     r_ann = r_mv + MV_ANNULUS_MM / 2  # the ring's centre line
     half_t = MV_LEAFLET_MM / 2
@@ -982,6 +985,16 @@ def _atrioventricular_junction(cv: Canvas, mv, RH, r_mv: float, hs: float, av, o
         u, rho, _ = frame(x, y, z)
         return (rho <= r_mv) & (u >= -12 * hs) & (u < leaflet_u(rho) - half_t)
 
+    def f_la_near(x, y, z):  # the atrial blood next to the leaflets, where the oesophagus of a far-back heart ran
+        u, rho, _ = frame(x, y, z)
+        return (rho <= r_mv) & (u >= -MV_TENT_MM) & (u < leaflet_u(rho) - half_t)
+
+    def f_fibrosa(x, y, z):  # the aortic-mitral curtain: fibrous continuity from the annulus to the aortic valve
+        u, rho, th = frame(x, y, z)
+        d_av = np.abs(np.angle(np.exp(1j * (th - th_av))))
+        return ((np.abs(rho - r_ann) <= MV_ANNULUS_MM / 2) & (u <= MV_ANNULUS_MM / 2) & (u >= q[0] - 6.0)
+                & (d_av < np.deg2rad(60)))
+
     def f_lv(x, y, z):
         u, rho, _ = frame(x, y, z)
         return (rho <= r_mv) & (u > leaflet_u(rho) + half_t) & (u <= 6 * hs + MV_TENT_MM)
@@ -1004,9 +1017,12 @@ def _atrioventricular_junction(cv: Canvas, mv, RH, r_mv: float, hs: float, av, o
                 & (u >= -8.0 * hs) & (u <= -3.0) & groove(th))
 
     la, lv, valve, fat, wall = L["la_blood"], L["lv_blood"], L["mitral_valve"], L["fat_visceral"], L["heart_wall"]
-    cv.paint(la, lo, hi, f_la, over=over, track=False)
+    no_oe = [v for v in over if v != L["oesophagus"]]
+    cv.paint(la, lo, hi, f_la, over=no_oe, track=False)
+    cv.paint(la, lo, hi, f_la_near, over=over, track=False)
     cv.paint(lv, lo, hi, f_lv, over=over, track=False)
     cv.paint(valve, lo, hi, f_leaflets, over=over)
+    cv.paint(valve, lo, hi, f_fibrosa, over=no_oe)
     # the atrial wall, not the LV, inserts into the annulus from above: the LV ends at the valve plane
     cv.paint(wall, lo, hi, f_atrial_side, over=[L["lv_myocardium"]], track=False)
     cv.paint(valve, lo, hi, f_annulus, over=over + [fat])
