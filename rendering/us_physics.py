@@ -106,7 +106,7 @@ LABEL_TISSUE: dict[str, str] = {
     "kidney_right_cortex": "k_cortex", "kidney_right_medulla": "k_medulla", "kidney_right_sinus": "k_sinus",
     "ureter_left": "urine", "ureter_right": "urine", "bladder": "urine", "breast": "gland",
     "soft_tissue": "gland", "bone_other": "bone", "heart_whole": "blood", "aorta_unsplit": "blood",
-    "adrenal": "gland", "thyroid": "gland",
+    "adrenal": "gland", "thyroid": "gland", "mitral_valve": "cartilage",  # dense collagen, echogenic
 }
 DEFAULT_TISSUE = "gland"  # labels of imported bundles the table does not know
 

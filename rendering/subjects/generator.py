@@ -603,6 +603,7 @@ def build_subject(P: SubjectParams):
     rvot_from = H(14 * hs, 30 * hs, 16 * hs)
     cv.tube(L["heart_wall"], [rvot_from, pv], 14 * hs, over=hrt_over, track=False)
     cv.tube(L["rv_blood"], [rvot_from, pv], 11 * hs, over=hrt_over + wall + [L["rv_blood"]])
+    _atrioventricular_junction(cv, mv, RH, r_mv, hs, av, over=hrt_over + wall + chambers + [L["oesophagus"]])
 
     apex_epi = H(uc + a_epi[0], 0, 0)
     apex_endo = H(uc + a_endo[0], 0, 0)
@@ -612,7 +613,7 @@ def build_subject(P: SubjectParams):
 
     # ascending aorta and arch (after the heart so the root abuts the LVOT)
     airways = [L["trachea"], L["airway_wall"], L["bronchus_left"], L["bronchus_right"]]
-    no_heart = [L["lv_blood"], L["lv_myocardium"], L["rv_blood"], L["la_blood"], L["ra_blood"]]
+    no_heart = [L["lv_blood"], L["lv_myocardium"], L["rv_blood"], L["la_blood"], L["ra_blood"], L["mitral_valve"]]
     for name in ("aorta_ascending", "aorta_arch"):
         a0, a1 = seg_aorta[name]
         a0 = max(a0, 1) if name == "aorta_ascending" else a0
@@ -1056,6 +1057,110 @@ def build_subject(P: SubjectParams):
     stats = {"build_s": time.perf_counter() - t0, "primitive_count": {int(k): v for k, v in cv.primitive_count.items()},
              "organ_retention": organ_ret}
     return cv.labels, frame, ORC, stats
+
+
+# The atrioventricular junction (generator 1.6.0, issue 33): before it the LV blood ran into the LA blood through
+# the mitral orifice with nothing across it, so the mitral valve plane had no edge on any image. Real values:
+MV_ANNULUS_MM = 3.0      # the fibrous mitral annulus, ~3 mm thick; its ring ~30 mm across (the orifice r_mv = 14 mm
+#                          x heart scale, + half the ring: Ormiston JA et al., Circulation 1981;64:113-120, systolic
+#                          annulus diameter ~2.9 cm)
+MV_LEAFLET_MM = 2.0      # the leaflets: 1-1.5 mm at autopsy (Sahasakul Y et al., Am J Cardiol 1988;62:424-430),
+#                          drawn one voxel of the 2 mm grid thick (thinner would leave holes in an oblique sheet)
+MV_TENT_MM = 5.0         # closed (the images are single-phase): the leaflets meet on the LV side of the annulus
+#                          plane, systolic tenting height of normal valves ~4-6 mm (Yiu SF et al., Circulation
+#                          2000;102:1400-1406, controls)
+AV_GROOVE_FAT_MM = 10.0  # the left AV groove's fat pad outside the annulus (radially), carrying the circumflex
+LCX_RADIUS_MM = 1.75     # proximal circumflex lumen ~3.5 mm (Dodge JT et al., Circulation 1992;86:232-246)
+CS_RADIUS_MM = 4.0       # coronary sinus ~8 mm across in the posterior AV groove (its ostium ~10-15 mm)
+
+
+def _atrioventricular_junction(cv: Canvas, mv, RH, r_mv: float, hs: float, av, over) -> None:
+    """The mitral annulus (a fibrous ring about the orifice in the valve plane u = 0; towards the aortic valve
+    it runs on as the aortic-mitral curtain up to the aortic valve's level, between the LV outflow and the LA),
+    the closed leaflets
+    (a shallow cone from the annulus to their coaptation MV_TENT_MM on the LV side), the orifice's blood on
+    either side of them, and the left atrioventricular groove (fat outside the annulus on its atrial side, from
+    the aortic-mitral continuity round the lateral wall to the crux) with the circumflex artery and the
+    coronary sinus in it. The leaflets, the annulus and the blood next to them are painted over the chambers
+    and over the oesophagus (which runs through the valve of a few subjects whose heart lies far back, s01,
+    s02, s04, s22: a placement conflict left as it is, moving the heart would move the answers); landmarks (mitral valve centre, apex, long
+    axis) are unchanged: they come from the construction."""
+    r_ann = r_mv + MV_ANNULUS_MM / 2  # the ring's centre line
+    half_t = MV_LEAFLET_MM / 2
+    reach = r_ann + AV_GROOVE_FAT_MM + 25
+    box = np.array([reach, reach, reach])
+    lo, hi = mv - box, mv + box
+    q = RH.T @ (np.asarray(av, float) - mv)
+    th_av = np.arctan2(q[2], q[1])  # the aortic valve's direction about the axis (angle 0: the septum, e_s)
+
+    def frame(x, y, z):
+        u, s_, n_ = local(x, y, z, mv, RH)
+        return u, np.sqrt(s_ * s_ + n_ * n_), np.arctan2(n_, s_)
+
+    def leaflet_u(rho):
+        return MV_TENT_MM * np.clip(1.0 - rho / r_mv, 0.0, 1.0)
+
+    def groove(th):  # the left AV groove: not the aortic-mitral continuity, not the septum
+        d_av = np.abs(np.angle(np.exp(1j * (th - th_av))))
+        return (d_av >= np.deg2rad(60)) & (np.abs(th) >= np.deg2rad(30))
+
+    def f_la(x, y, z):
+        u, rho, _ = frame(x, y, z)
+        return (rho <= r_mv) & (u >= -12 * hs) & (u < leaflet_u(rho) - half_t)
+
+    def f_la_near(x, y, z):  # the atrial blood next to the leaflets, where the oesophagus of a far-back heart ran
+        u, rho, _ = frame(x, y, z)
+        return (rho <= r_mv) & (u >= -MV_TENT_MM) & (u < leaflet_u(rho) - half_t)
+
+    def f_fibrosa(x, y, z):  # the aortic-mitral curtain: fibrous continuity from the annulus to the aortic valve
+        u, rho, th = frame(x, y, z)
+        d_av = np.abs(np.angle(np.exp(1j * (th - th_av))))
+        return ((np.abs(rho - r_ann) <= MV_ANNULUS_MM / 2) & (u <= MV_ANNULUS_MM / 2) & (u >= q[0] - 6.0)
+                & (d_av < np.deg2rad(60)))
+
+    def f_lv(x, y, z):
+        u, rho, _ = frame(x, y, z)
+        return (rho <= r_mv) & (u > leaflet_u(rho) + half_t) & (u <= 6 * hs + MV_TENT_MM)
+
+    def f_leaflets(x, y, z):
+        u, rho, _ = frame(x, y, z)
+        return (rho <= r_mv) & (np.abs(u - leaflet_u(rho)) <= half_t)
+
+    def f_annulus(x, y, z):
+        u, rho, _ = frame(x, y, z)
+        return (np.abs(rho - r_ann) <= MV_ANNULUS_MM / 2) & (np.abs(u) <= MV_ANNULUS_MM / 2)
+
+    def f_atrial_side(x, y, z):  # the LV's basal myocardium on the atrial side of the annulus plane
+        u, rho, _ = frame(x, y, z)
+        return (rho > r_mv) & (u < -MV_ANNULUS_MM / 2)
+
+    def f_groove_fat(x, y, z):
+        u, rho, th = frame(x, y, z)
+        return ((rho > r_ann + MV_ANNULUS_MM / 2) & (rho <= r_ann + MV_ANNULUS_MM / 2 + AV_GROOVE_FAT_MM)
+                & (u >= -8.0 * hs) & (u <= -3.0) & groove(th))
+
+    la, lv, valve, fat, wall = L["la_blood"], L["lv_blood"], L["mitral_valve"], L["fat_visceral"], L["heart_wall"]
+    no_oe = [v for v in over if v != L["oesophagus"]]
+    cv.paint(la, lo, hi, f_la, over=no_oe, track=False)
+    cv.paint(la, lo, hi, f_la_near, over=over, track=False)
+    cv.paint(lv, lo, hi, f_lv, over=over, track=False)
+    cv.paint(valve, lo, hi, f_leaflets, over=over)
+    cv.paint(valve, lo, hi, f_fibrosa, over=no_oe)
+    # the atrial wall, not the LV, inserts into the annulus from above: the LV ends at the valve plane
+    cv.paint(wall, lo, hi, f_atrial_side, over=[L["lv_myocardium"]], track=False)
+    cv.paint(valve, lo, hi, f_annulus, over=over + [fat])
+    # the groove's fat outside the annulus on its atrial side, 3 mm of wall between it and the LV's blood
+    cv.paint(fat, lo, hi, f_groove_fat, over=[L["lv_myocardium"], wall], track=False)
+    # the circumflex artery round the groove and the coronary sinus in its posterior part (towards the crux)
+    for label, radius, rho_c, u_c, span in (
+            (L["artery_other"], LCX_RADIUS_MM, r_ann + 5.0, -5.0 * hs, (60, 330)),
+            (L["vein_other"], CS_RADIUS_MM, r_ann + 6.5, -7.0 * hs, (200, 330))):
+        ths = np.deg2rad(np.arange(span[0], span[1] + 1, 10.0)) + (th_av if span[0] == 60 else 0.0)
+        ths = ths[groove(np.angle(np.exp(1j * ths)))]
+        if ths.size < 2:
+            continue
+        pts = [mv + RH @ np.array([u_c, rho_c * np.cos(t), rho_c * np.sin(t)]) for t in ths]
+        cv.tube(label, pts, radius, over=[fat], track=False)
 
 
 def _gut(cv: Canvas, wall_label: int, pts, radii, wall: float, content: int, gas_frac: float, over, step: float = 3.0,

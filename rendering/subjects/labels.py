@@ -68,6 +68,7 @@ _BASE: list[str] = [
     "bladder",                  # 56
     "breast",                   # 57 glandular tissue
     "soft_tissue",              # 58 generic (imported bundles: unlabelled body interior)
+    "mitral_valve",             # 59 fibrous mitral annulus and the (closed) mitral leaflets (generator 1.6.0)
 ]
 VERTEBRA_LABEL0 = 60
 LABEL_NAMES: dict[int, str] = {i: n for i, n in enumerate(_BASE)}
@@ -97,10 +98,12 @@ ORGANS: dict[str, list[str]] = {
     "trachea": ["trachea"],
     "bronchi": ["bronchus_left", "bronchus_right"],
     "airways": ["trachea", "bronchus_left", "bronchus_right"],
-    "heart": ["lv_blood", "lv_myocardium", "rv_blood", "la_blood", "ra_blood", "heart_wall", "heart_whole"],
+    "heart": ["lv_blood", "lv_myocardium", "rv_blood", "la_blood", "ra_blood", "heart_wall", "mitral_valve",
+              "heart_whole"],
     "lv": ["lv_blood", "lv_myocardium"],
     "lv_blood": ["lv_blood"],
     "lv_myocardium": ["lv_myocardium"],
+    "mitral_valve": ["mitral_valve"],
     "rv": ["rv_blood"],
     "la": ["la_blood"],
     "ra": ["ra_blood"],

@@ -66,6 +66,13 @@ _T = {
     "k_sinus":    (-40, "none", 0, 450, 60, 0.85, 500, 60, 1.45, 0.8, 1480, 0.7, 1.0, 0.3),
     "urine":      (5, "none", 0, 3000, 1500, 1.0, 3000, 1200, 1.52, 0.1, 1520, 0.0, 0.0, 0.0),
     "gland":      (30, "soft_tissue", 30, 900, 60, 0.8, 1050, 55, 1.55, 0.75, 1530, 0.4, 0.8, 0.2),
+    # dense fibrous (collagen) tissue: the mitral annulus and leaflets (generator 1.6.0). MR: no valve
+    # relaxometry in physics.md; collagen-matrix tissue from Stanisz GJ et al., MRM 2005;54:507-512 (Table 1,
+    # cartilage: 1.5 T T1 1024 / T2 30 ms, 3 T T1 1168 / T2 27 ms), PD as the table's cartilage. Dark on
+    # bSSFP (T2/T1 0.03 against blood's 0.16), as valve leaflets and the annulus are on cine CMR. CT: unenhanced
+    # soft tissue 40-60 HU (physics.md), little enhancement (the leaflets are nearly avascular). US: echogenic
+    # as the table's cartilage.
+    "fibrous":    (55, "soft_tissue", 10, 1024, 30, 0.7, 1168, 27, 1.75, 1.5, 1650, 0.6, 0.8, 0.2),
 }
 
 # label -> (base tissue, overrides)
@@ -86,6 +93,7 @@ _LABEL_TISSUE: dict[str, tuple[str, dict]] = {
     "la_blood": ("blood", {}),
     "ra_blood": ("blood", {"ct_compartment": "right_heart", "hu_enhancement_max": 350}),
     "heart_wall": ("myocardium", {}),
+    "mitral_valve": ("fibrous", {}),
     "aorta_ascending": ("blood", {}), "aorta_arch": ("blood", {}), "aorta_descending": ("blood", {}),
     "aorta_abdominal": ("blood", {}),
     "pulmonary_artery": ("blood", {"ct_compartment": "right_heart", "hu_enhancement_max": 350}),

@@ -161,3 +161,60 @@ def test_body_centre_inside_body(oracles, sid):
         cy = orc.body_centre_y(zm)
         assert e["y_min"] < cy < e["y_max"] and abs(orc.body_centre_x(zm)) < 10
         assert -200 < cy < -60     # table top at y = 0, supine body at y < 0
+
+
+@pytest.mark.parametrize("sid", ALL_IDS)
+def test_mitral_valve_closes_the_orifice_at_the_valve_plane(oracles, sid):
+    """The atrioventricular junction (generator 1.6.0): on every line parallel to the LV long axis through the
+    mitral orifice, LA blood meets LV blood only across the closed leaflets (no blood-to-blood step), the
+    fibrous annulus rings the orifice in the valve plane (~30 mm across), and no LV voxel lies on the atrial
+    side of the annulus plane within it (the plane the mitral valve plane's CNR is measured on)."""
+    orc = oracles[sid]
+    rt, lab = orc.runtime, orc.runtime.labels
+    hf = orc.meta["heart_frame"]
+    d, e_s, e_n = (np.asarray(hf[k], float) for k in ("long_axis", "septal", "four_chamber_normal"))
+    mv = np.asarray(orc.landmarks["mitral_valve_centre"], float)
+    r_mv = float(hf["mv_radius_mm"])
+    ids = {n: rt.label_id(n) for n in ("la_blood", "lv_blood", "mitral_valve", "lv_myocardium")}
+
+    def label_at(p):
+        i, j, k = np.rint(rt.world_to_index(p)).astype(int)
+        return int(lab[k, j, i])
+
+    def cube_has_valve(p):  # the 8 voxels an image's (trilinear) sample at p reads
+        lo_ = np.floor(rt.world_to_index(p)).astype(int)
+        return bool((lab[lo_[2]:lo_[2] + 2, lo_[1]:lo_[1] + 2, lo_[0]:lo_[0] + 2] == ids["mitral_valve"]).any())
+
+    for rho in (0.0, 0.4 * r_mv, 0.75 * r_mv):
+        for th in np.deg2rad(np.arange(0, 360, 45)):
+            w = np.cos(th) * e_s + np.sin(th) * e_n
+            us = np.arange(-10.0, 16.0, 0.5)
+            seq = [label_at(mv + rho * w + u * d) for u in us]
+            # the leaflets are one voxel thick: a line may cross them diagonally between voxel centres, but
+            # an image sampling there reads them
+            for u0, a, b in zip(us, seq, seq[1:]):
+                if (a, b) == (ids["la_blood"], ids["lv_blood"]):
+                    assert cube_has_valve(mv + rho * w + (u0 + 0.25) * d), \
+                        f"{sid}: LA blood runs into LV blood at r {rho:.0f} mm, {np.rad2deg(th):.0f} deg"
+            assert any(cube_has_valve(mv + rho * w + u * d) for u in us), \
+                f"{sid}: no leaflet across the orifice at r {rho:.0f} mm, {np.rad2deg(th):.0f} deg"
+    # The annulus all round, except where a posterior-mediastinal structure painted before the heart holds
+    # its place: the left main bronchus (s21, s26) and the descending aorta (s28) run through the valve ring
+    # of a few subjects whose heart lies far back (a placement conflict of generator <= 1.6.0, docs/visibility.md
+    # "MR cardiac"); at most 3 of the 12 directions.
+    behind = {rt.label_id(n) for n in ("airway_wall", "bronchus_left", "bronchus_right", "trachea",
+                                       "aorta_descending", "oesophagus")}
+    missing = []
+    for th in np.deg2rad(np.arange(0, 360, 30)):
+        w = np.cos(th) * e_s + np.sin(th) * e_n
+        ring = [label_at(mv + r * w) for r in np.arange(r_mv - 1.0, r_mv + 4.0, 0.5)]
+        if ids["mitral_valve"] not in ring:
+            assert set(ring) & behind, f"{sid}: no annulus at {np.rad2deg(th):.0f} deg ({sorted(set(ring))})"
+            missing.append(round(float(np.rad2deg(th))))
+    assert len(missing) <= 3, f"{sid}: the annulus is missing at {missing} deg"
+    assert 26.0 <= 2 * r_mv + 3.0 <= 36.0, f"{sid}: annulus {2 * r_mv + 3.0:.0f} mm across"
+    P = np.concatenate([orc.organ_voxels_mm("lv")])
+    r_ = P - mv
+    u = r_ @ d
+    across = np.linalg.norm(r_ - u[:, None] * d, axis=1)
+    assert not np.any((across <= r_mv + 1.0) & (u < -2.0)), f"{sid}: LV voxels on the atrial side of the valve"
