@@ -3,4 +3,4 @@
 Kept apart from generator.py so that loading a cached runtime bundle (every console start)
 does not import the generator and scipy.interpolate.
 """
-GENERATOR_VERSION = "1.5.0"
+GENERATOR_VERSION = "1.6.0"
