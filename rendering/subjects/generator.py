@@ -861,7 +861,12 @@ def build_subject(P: SubjectParams):
         grow = min(1.25, (target / max(n_sp, 1)) ** (1 / 3))
         sp_a = sp_a * grow
     cv.paint_mask(PERIRENAL, sl_sp, m_sp & near, over=[L["fat_visceral"]], track=False)
-    cv.paint_mask(L["spleen"], sl_sp, m_sp & ~near, over=[L["fat_visceral"], L["muscle"]])
+    sp_cc, n_cc = ndimage.label(m_sp & ~near)
+    if n_cc > 1:                     # one organ: slivers the grown ellipsoid finds between ribs stay fat
+        sp_cc = sp_cc == 1 + int(np.argmax(np.bincount(sp_cc.ravel())[1:]))
+    else:
+        sp_cc = sp_cc > 0
+    cv.paint_mask(L["spleen"], sl_sp, sp_cc, over=[L["fat_visceral"], L["muscle"]])
     lm["spleen_centre"] = sp_c
 
     # ------------------------------------------------------------------ stomach, pancreas
