@@ -867,7 +867,10 @@ def build_subject(P: SubjectParams):
     else:
         sp_cc = sp_cc > 0
     cv.paint_mask(L["spleen"], sl_sp, sp_cc, over=[L["fat_visceral"], L["muscle"]])
-    lm["spleen_centre"] = sp_c
+    # the landmark is the spleen voxel nearest the ellipsoid's centre (the fat plane may take the centre itself)
+    ks_, js_, is_ = np.nonzero(cv.labels[sl_sp] == L["spleen"])
+    psp = np.stack([cv.xs[sl_sp[2]][is_], cv.ys[sl_sp[1]][js_], cv.zs[sl_sp[0]][ks_]], axis=1).astype(float)
+    lm["spleen_centre"] = psp[int(np.argmin(np.linalg.norm(psp - sp_c, axis=1)))] if len(psp) else sp_c
 
     # ------------------------------------------------------------------ stomach, pancreas
     g_st = body.at(zdl - 60)
