@@ -16,6 +16,7 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
+from scipy import ndimage
 from scipy.interpolate import PchipInterpolator
 
 from .canvas import Canvas, ellipsoid_k, local, resample_curve, rot_from_axes, rot_zyx
@@ -690,10 +691,36 @@ def build_subject(P: SubjectParams):
     # radiograph; its thickness grows with body fat, from ~5 mm in the lean to ~20 mm in the obese [G: CT and
     # ultrasound perirenal fat thickness studies, posterior perirenal fat 0.5-3 cm rising with BMI and visceral
     # fat]; 8 mm for everyone before. Until the abdomen is finished the space is held by a placeholder label that
-    # the liver and gut (painted over visceral fat only) cannot take, so they never touch the capsule and the fat
-    # outlines the kidney on a radiograph; then it becomes visceral fat. The spleen may take it (it lies on the
-    # left kidney's upper pole and would lose up to 60 % of its volume to the space otherwise).
+    # the liver, spleen and gut cannot take, so they never touch the capsule and the fat outlines the kidney on a
+    # radiograph; then it becomes visceral fat.
+    # Generator 1.6.0 (issue 33): the fat surrounds the whole kidney, a cap over each pole included (Gerota's fascia
+    # closes above the kidney and the adrenal; below, its layers stay open round the ureter), and its thickness is
+    # that of real perirenal fat by side: thickest posterolaterally and at the lower pole, thinnest at the hilum
+    # (Meyers, Dynamic Radiology of the Abdomen, the perirenal space: its fat is most abundant posterolateral to the
+    # kidney and about its lower pole; the posterior perirenal fat thickness of the Mayo adhesive probability score,
+    # Davidiuk et al., Eur Urol 2014;66:1165-71, is measured behind the kidney): x1.0 posterolateral (the habitus thickness pr_fat
+    # above), x1.4 over the lower pole, x1.0 over the upper pole, x0.6 (at least 4 mm) anteromedial at the hilum.
     pr_fat = float(np.clip(3.0 + 0.4 * P.fat_mm, 5.0, 20.0))
+    # the kidney's shape (generator 1.6.0): a bean with broad, rounded poles (adult kidneys 10-13 cm long, 5-7.5 cm
+    # wide, 3-4 cm thick: Gray's Anatomy 41st ed.; Emamian et al., AJR 1993;160:83-6, mean length L 11.2, R 10.9 cm,
+    # volume L 146, R 134 ml), not an ellipsoid's pointed tips: along the long axis a superellipsoid
+    # (|q0/a0|^KIDNEY_POLE_EXP), so a pole's last centimetres keep most of the kidney's section; its thickness 2 x 19.5
+    # mm (x (L/112)^0.5) keeps the volume of the 1.5.0 ellipsoid (44 mm thick, 150 ml at 112 mm) and lies in the
+    # published 3-4 cm; the hilar lip indents the medial border by up to 12 % of the width at mid-height (the bean)
+    KIDNEY_POLE_EXP = 3.0
+
+    def kidney_value(q0, q1, q2, a0, a1, a2, ex=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0), notch=True):
+        """<= 1 inside the kidney (ex = 0) or its fat envelope (ex: extra thickness on the +q0, -q0, +q1, -q1,
+        +q2, -q2 sides); q1 > 0 is the hilum's side."""
+        b0 = np.where(q0 >= 0, a0 + ex[0], a0 + ex[1])
+        b1 = np.where(q1 >= 0, a1 + ex[2], a1 + ex[3])
+        b2 = np.where(q2 >= 0, a2 + ex[4], a2 + ex[5])
+        t0 = np.clip(np.abs(q0) / b0, 0, 1)
+        q1e = q1
+        if notch:   # the hilar lip: the medial border set back at mid-height, fading towards the poles
+            q1e = q1 + np.where(q1 > 0, 0.12 * a1 * (1 - t0 ** 2) ** 2, 0.0)
+        return np.abs(q0 / b0) ** KIDNEY_POLE_EXP + (q1e / b1) ** 2 + (q2 / b2) ** 2
+    kidney_env = {}
     for side, nm in ((1, "left"), (-1, "right")):
         Lk = (P.kidney_len_left_mm if side > 0 else P.kidney_len_right_mm) * (0.92 + 0.08 * sz)
         # the kidneys follow the diaphragm by about half its excursion (respiratory renal motion)
@@ -704,16 +731,33 @@ def build_subject(P: SubjectParams):
         ax0 /= np.linalg.norm(ax0)                 # lower -> upper pole (upper pole medial, posterior)
         hil0 = np.array([-side * np.cos(np.deg2rad(32)), -np.sin(np.deg2rad(32)), 0.0])
         Rk = rot_from_axes(ax0, hil0)              # columns: long axis, hilum direction, thickness
-        a0, a1, a2 = Lk / 2, 29.0 * (Lk / 112) ** 0.5, 22.0 * (Lk / 112) ** 0.5
+        a0, a1, a2 = Lk / 2, 29.0 * (Lk / 112) ** 0.5, 19.5 * (Lk / 112) ** 0.5
         zc_k = z_up - a0 * ax0[2]
         gk = body.at(zc_k)
         rxL = level_rad("L1")[0]
         ck = np.array([side * (rxL + 30 + a1 * 0.9) * (0.85 + 0.15 * ws), y_b(zc_k) + 10, zc_k])
         ck[1] = min(ck[1], float(gk.back_in) - a2 - 6)
         axes = np.array([a0, a1, a2])
+        # the fat's thickness per side: posterolateral x1.0 and anteromedial x0.6 (from the direction's posterior
+        # and lateral components), the lower pole x1.4, the upper pole x1.0
+        def side_fat(d, side=side):
+            pl = float(np.clip((d[1] + side * d[0]) / np.sqrt(2), -1, 1))   # +1 posterolateral, -1 anteromedial
+            return max(4.0, pr_fat * (0.8 + 0.2 * pl))
+        ex = (pr_fat, 1.4 * pr_fat, side_fat(Rk[:, 1]), side_fat(-Rk[:, 1]), side_fat(Rk[:, 2]), side_fat(-Rk[:, 2]))
         cname, mname, sname = f"kidney_{nm}_cortex", f"kidney_{nm}_medulla", f"kidney_{nm}_sinus"
-        cv.ellipsoid(PERIRENAL, ck, axes + pr_fat, Rk, over=[L["muscle"], L["fat_visceral"]], track=False)
-        cv.ellipsoid(L[cname], ck, axes, Rk, over=soft_over + [PERIRENAL])
+        env_bb = np.abs(Rk) @ (axes + max(ex)) + 4
+
+        def env_fn(x, y, z, ck=ck, Rk=Rk, axes=axes, ex=ex):
+            q0, q1, q2 = local(x, y, z, ck, Rk)
+            return kidney_value(q0, q1, q2, *axes, ex=ex, notch=False) <= 1
+
+        def kid_fn(x, y, z, ck=ck, Rk=Rk, axes=axes):
+            q0, q1, q2 = local(x, y, z, ck, Rk)
+            return kidney_value(q0, q1, q2, *axes) <= 1
+        cv.paint(PERIRENAL, ck - env_bb, ck + env_bb, env_fn, over=[L["muscle"], L["fat_visceral"]], track=False)
+        kb = np.abs(Rk) @ axes + 4
+        cv.paint(L[cname], ck - kb, ck + kb, kid_fn, over=soft_over + [PERIRENAL])
+        kidney_env[nm] = (ck, Rk, axes, env_bb)
         sinus_c = ck + Rk @ np.array([0, 0.5 * a1, 0])
         sinus_ax = np.array([0.55 * a0, 0.55 * a1, 0.48 * a2])
 
@@ -771,11 +815,24 @@ def build_subject(P: SubjectParams):
     ll_c = np.array([0.02 * ai_l, fin_l + 0.36 * bin_l, zdr - 40 * sz])
     ll_a = np.array([0.42 * ai_l, 0.36 * bin_l, 38 * ls * sz])
     R_ll = rot_zyx(np.deg2rad(-12), 0, 0)
-    R_rl = rot_zyx(0, np.deg2rad(-10), 0)
+    # the right lobe (generator 1.6.0, issue 33): its inferior border slopes up from the right flank to the left
+    # (it follows the right costal margin: the liver's lowest point is the right lobe's inferolateral part, near the
+    # 10th-11th ribs in the mid-axillary line; Gray's Anatomy 41st ed., liver surfaces and borders), so the lobe is
+    # tilted with its lower end lateral (it was tilted medial before, which put the lowest point beside the spine);
+    # and the posterior part of its inferior margin is thick and rounded, resting on the right kidney and the hepatic
+    # flexure (the renal and colic impressions), where the anterior inferior border is a thin edge: below its
+    # centre the lobe's section follows |q2|^n, n from 2 at the front to 3 at the back
+    R_rl = rot_zyx(0, np.deg2rad(10), 0)
     abd_block = spine_labels + kidney_labels + [L["aorta_abdominal"], L["aorta_descending"], L["oesophagus"], L["ivc"]]
 
+    def right_lobe_k(x, y, z):
+        q0, q1, q2 = local(x, y, z, rl_c, R_rl)
+        n = 2.0 + np.clip(0.5 + q1 / rl_a[1], 0.0, 1.0)      # 2 in the front third, 3 in the back third
+        t2 = np.abs(q2 / rl_a[2])
+        return (q0 / rl_a[0]) ** 2 + (q1 / rl_a[1]) ** 2 + np.where(q2 < 0, t2 ** n, t2 * t2)
+
     def liver_fn(x, y, z):
-        k1 = np.sqrt(ellipsoid_k(x, y, z, rl_c, rl_a, R_rl))
+        k1 = np.sqrt(right_lobe_k(x, y, z))
         k2 = np.sqrt(ellipsoid_k(x, y, z, ll_c, ll_a, R_ll))
         d1 = (k1 - 1) * 60
         d2 = (k2 - 1) * 35
@@ -785,6 +842,22 @@ def build_subject(P: SubjectParams):
     lo = np.minimum(rl_c - rl_a.max(), ll_c - ll_a.max())
     hi = np.maximum(rl_c + rl_a.max(), ll_c + ll_a.max())
     cv.paint(L["liver"], lo, hi, liver_fn, over=[L["fat_visceral"], L["muscle"]] , notover=abd_block)
+    # the hepatic angle (generator 1.6.0, issue 33): on a plain abdominal radiograph the lower margin of the
+    # posterior part of the liver is outlined by fat (Chen, Basic Radiology, McGraw-Hill, ch. 8: "the hepatic angle
+    # delineates the lower margin of the posterior portion of the liver", a fat shadow; the shadow is the liver
+    # against the extraperitoneal fat, Whalen et al., "The extraperitoneal perivisceral fat pad", Radiology), the
+    # fat of the posterior hepatorenal and hepatocolic angle that the gut does not take. Held as a layer of the
+    # habitus perirenal thickness (the same extraperitoneal fat) below and behind the right lobe's inferior margin
+    # (its posterior, lateral quarter below the lobe's centre), so the hepatic flexure and small bowel stay off it
+    ha_lo, ha_hi = rl_c - rl_a.max() - pr_fat - 4, rl_c + rl_a.max() + pr_fat + 4
+    sl_ha = cv.box(ha_lo, [ha_hi[0], ha_hi[1], rl_c[2]])
+    if sl_ha is not None:
+        sub_ha = cv.labels[sl_ha]
+        x_h, y_h, z_h = cv.coords(sl_ha)
+        near_l = ndimage.distance_transform_edt(sub_ha != L["liver"]) * s <= pr_fat + s
+        q_h = local(x_h, y_h, z_h, rl_c, R_rl)
+        angle = near_l & (q_h[1] > 0) & (q_h[2] < 0) & (x_h < rl_c[0]) & (sub_ha == L["fat_visceral"])
+        cv.paint_mask(PERIRENAL, sl_ha, angle, over=[L["fat_visceral"]], track=False)
     # carve: the diaphragm sheet stays (liver painted only over fat_visceral below the sheet)
     lab_l = cv.labels
     gb_c = np.array([-0.3 * ai_l, fin_l + 0.42 * bin_l, rl_c[2] - 0.55 * rl_a[2]])
@@ -810,11 +883,49 @@ def build_subject(P: SubjectParams):
     sp_R = rot_from_axes([0.45, -0.89, 0.1], [0, 0, 1])
     sp_a = np.array([60, 56 * sz, 27]) * ss ** (1 / 3)
     sp_R = np.stack([sp_R[:, 0], sp_R[:, 1], sp_R[:, 2]], axis=1)
-    bb = np.abs(sp_R) @ sp_a + 4
-    cv.paint(L["spleen"], sp_c - bb, sp_c + bb,
-             lambda x, y, z: (ellipsoid_k(x, y, z, sp_c, sp_a, sp_R) <= 1) & (z <= zd(x, y) - 1),
-             over=[L["fat_visceral"], L["muscle"], PERIRENAL], notover=abd_block + [L["rib"]])
-    lm["spleen_centre"] = sp_c
+    # The spleen against the left kidney (generator 1.6.0, issue 33): on CT and MR a plane of perirenal fat, at least
+    # the habitus thickness pr_fat, lies between the spleen's visceral (renal) surface and the kidney (Gerota's fascia
+    # and the perirenal fat within it; the spleen took that fat before and touched the capsule on 34 MR episodes). The
+    # fat takes its space from the spleen's medial surface; the spleen keeps the volume it had where the fat was its
+    # own (1.5.0's rule) by growing about its centre (into the free space in front and below) until it is back
+    # (normal adult splenic volume on CT 107-315 ml, mean 215 ml: Prassopoulos et al., Eur Radiol 1997;7:246-8;
+    # 198 +- 88 ml: Caglar et al., Folia Morphol 2014;73:331-8).
+    kl_labels = [L["kidney_left_cortex"], L["kidney_left_medulla"], L["kidney_left_sinus"]]
+    sp_block = abd_block + [L["rib"]]
+    plane_mm = pr_fat + s            # voxel centre to centre: a plane of pr_fat between the two surfaces
+
+    def spleen_mask(c, a, over):
+        bb_ = np.abs(sp_R) @ a + plane_mm + 6
+        sl_ = cv.box(c - bb_, c + bb_)
+        x_, y_, z_ = cv.coords(sl_)
+        sub = cv.labels[sl_]
+        m_ = (ellipsoid_k(x_, y_, z_, c, a, sp_R) <= 1) & (z_ <= zd(x_, y_) - 1)
+        m_ &= np.isin(sub, over) & ~np.isin(sub, sp_block)
+        kidney = np.isin(sub, kl_labels)
+        near = np.zeros_like(m_)
+        if kidney.any():
+            near = ndimage.distance_transform_edt(~kidney) * s < plane_mm
+        return sl_, m_, near
+    _, m0, _ = spleen_mask(sp_c, sp_a, [L["fat_visceral"], L["muscle"], PERIRENAL])
+    target = int(m0.sum())           # the 1.5.0 spleen's voxels (it could take the perirenal fat then)
+    for it in range(6):
+        sl_sp, m_sp, near = spleen_mask(sp_c, sp_a, [L["fat_visceral"], L["muscle"]])
+        n_sp = int((m_sp & ~near).sum())
+        if n_sp >= 0.98 * target or it == 5:
+            break
+        grow = min(1.25, (target / max(n_sp, 1)) ** (1 / 3))
+        sp_a = sp_a * grow
+    cv.paint_mask(PERIRENAL, sl_sp, m_sp & near, over=[L["fat_visceral"]], track=False)
+    sp_cc, n_cc = ndimage.label(m_sp & ~near)
+    if n_cc > 1:                     # one organ: slivers the grown ellipsoid finds between ribs stay fat
+        sp_cc = sp_cc == 1 + int(np.argmax(np.bincount(sp_cc.ravel())[1:]))
+    else:
+        sp_cc = sp_cc > 0
+    cv.paint_mask(L["spleen"], sl_sp, sp_cc, over=[L["fat_visceral"], L["muscle"]])
+    # the landmark is the spleen voxel nearest the ellipsoid's centre (the fat plane may take the centre itself)
+    ks_, js_, is_ = np.nonzero(cv.labels[sl_sp] == L["spleen"])
+    psp = np.stack([cv.xs[sl_sp[2]][is_], cv.ys[sl_sp[1]][js_], cv.zs[sl_sp[0]][ks_]], axis=1).astype(float)
+    lm["spleen_centre"] = psp[int(np.argmin(np.linalg.norm(psp - sp_c, axis=1)))] if len(psp) else sp_c
 
     # ------------------------------------------------------------------ stomach, pancreas
     g_st = body.at(zdl - 60)
@@ -980,6 +1091,18 @@ def build_subject(P: SubjectParams):
     lm["pubic_symphysis"] = np.array([0, float(body.at(z_sym).front_in) + 14, z_sym])
     lm["iliac_crest_left"] = np.array([0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
     lm["iliac_crest_right"] = np.array([-0.9 * float(g_cr.ai), float(g_cr.yc_in), z_crest])
+    # perivesical fat (generator 1.6.0, issue 33): the extraperitoneal bladder lies in the perivesical fat (inside
+    # the umbilicovesical fascia, the prevesical space of Retzius in front), which outlines a distended bladder on a
+    # radiograph ("a moderately distended urinary bladder may be outlined by pelvic fat": Chen, Basic Radiology,
+    # ch. 8); held round the bladder, after the pelvic bones (which keep their place), so the rectum, sigmoid and
+    # small bowel rest on it and not on the bladder wall. Its thickness is an assumption (no published thickness
+    # found): half the habitus perirenal thickness, 3-10 mm.
+    pv_fat = 0.5 * pr_fat
+    sl_pv = cv.box(bl_c - bl_a - pv_fat - 4, bl_c + bl_a + pv_fat + 4)
+    if sl_pv is not None:
+        sub_pv = cv.labels[sl_pv]
+        near_b = ndimage.distance_transform_edt(sub_pv != L["bladder"]) * s <= pv_fat + s
+        cv.paint_mask(PERIRENAL, sl_pv, near_b, over=[L["fat_visceral"]], track=False)
 
     # ------------------------------------------------------------------ ureters, colon, small bowel
     bone_block = [L["pelvis"], L["sacrum"], L["femur"]]
