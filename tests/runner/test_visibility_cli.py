@@ -20,8 +20,8 @@ def test_mr_card_meeting_the_bound_prints_its_table_and_exits_0(tmp_path, capsys
         for what in ("upper pole", "lower pole", "anterior border", "posterior border"))
     assert all(r["meet"] == 1 and r["min"] >= 3.0 for r in rows)
     pngs = sorted(p.name for p in (tmp_path / "png").iterdir())
-    assert pngs == [f"mr_renal_acquisition_adequacy_v2_s04_seed2_localizer_{v}.png"
-                    for v in ("coronal", "sagittal", "transverse")]
+    assert pngs == [f"mr_renal_acquisition_adequacy_v2_s04_seed2_localizer_{v}_{j:02d}of11.png"
+                    for v in ("coronal", "sagittal", "transverse") for j in range(1, 12)]  # every slice
 
 
 def test_mr_card_missing_the_bound_exits_1_naming_each_boundary(capsys, subject_cache):
