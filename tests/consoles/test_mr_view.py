@@ -148,7 +148,7 @@ def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
     assert f["renamed"] == ["4ch cine"]
     assert f["after_escape"] == ["4ch cine"] and f["rename_field_after_escape"] is False
     assert f["typed_and_chosen"] == (7.5, "none")
-    assert f["viewport4"] == (1, 2)  # the coronal localizer image
+    assert f["viewport4"] == (1, 17)  # the coronal localizer: its middle slice, image 17 of 33
     assert f["after_library_drag"] == ["localizer_3plane", "t2_haste_cor", "cine_2ch"]
 
 
