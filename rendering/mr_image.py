@@ -43,7 +43,7 @@ SHADING_FLOOR = 0.8
 SHADING_GAIN = 0.2
 SHADING_DEPTH_MM = 100.0
 
-# ---- localizer defaults [G]: 3 single slices of 8 mm, 450 mm FOV, 256 matrix -------------------------
+# ---- localizer defaults [G]: 8 mm slices, 450 mm FOV, 256 matrix (the stacks per plane: consoles/mr/protocols.py)
 LOCALIZER_FOV_MM = 450.0
 LOCALIZER_MATRIX = 256
 LOCALIZER_THICKNESS_MM = 8.0
@@ -127,13 +127,35 @@ class SliceGroup:
         return OrientedBox(self.pose, (self.fov_read_mm / 2.0, self.fov_phase_mm / 2.0, extent / 2.0))
 
 
+LOCALIZER_PLANES = ("sagittal", "coronal", "transverse")
+
+
 def localizer_groups(isocentre: Any, fov_mm: float = LOCALIZER_FOV_MM, matrix: int = LOCALIZER_MATRIX,
-                     thickness_mm: float = LOCALIZER_THICKNESS_MM) -> list[tuple[str, SliceGroup]]:
-    """The 3-plane localizer: one sagittal, one coronal and one transverse slice through the isocentre."""
-    kw = dict(fov_read_mm=fov_mm, fov_phase_mm=fov_mm, matrix_read=matrix, thickness_mm=thickness_mm)
-    return [("sagittal", SliceGroup(PlanePose.sagittal(isocentre), **kw)),
-            ("coronal", SliceGroup(PlanePose.coronal(isocentre), **kw)),
-            ("transverse", SliceGroup(PlanePose.axial(isocentre), **kw))]
+                     thickness_mm: float = LOCALIZER_THICKNESS_MM,
+                     stacks: Sequence[tuple[int, float]] | None = None) -> list[tuple[str, SliceGroup]]:
+    """The 3-plane localizer: a sagittal, a coronal and a transverse stack of parallel slices, each centred on
+    the isocentre. `stacks` gives (slice count, centre-to-centre spacing mm) per plane in that order (slices
+    thicker than the spacing lie contiguous); None (the default) is one slice per plane through the isocentre."""
+    stacks = [(1, thickness_mm)] * 3 if stacks is None else [(int(n), float(sp)) for n, sp in stacks]
+    if len(stacks) != 3:
+        raise ValueError("a 3-plane localizer has one stack per plane (sagittal, coronal, transverse)")
+    poses = (PlanePose.sagittal(isocentre), PlanePose.coronal(isocentre), PlanePose.axial(isocentre))
+    out = []
+    for plane, pose, (n, spacing) in zip(LOCALIZER_PLANES, poses, stacks):
+        # slices thicker than the spacing (a repeated row's thickness edit) are stacked contiguously
+        out.append((plane, SliceGroup(pose, fov_read_mm=fov_mm, fov_phase_mm=fov_mm, matrix_read=matrix,
+                                      thickness_mm=thickness_mm, gap_mm=max(0.0, spacing - thickness_mm),
+                                      n_slices=n)))
+    return out
+
+
+def localizer_planes(series: "MRSeries") -> dict[str, list[int]]:
+    """A localizer's images grouped by plane: {plane name: 0-based image indices in slice order}, planes in the
+    order the series holds them (sagittal, coronal, transverse)."""
+    out: dict[str, list[int]] = {}
+    for k, im in enumerate(series.images):
+        out.setdefault(im.name, []).append(k)
+    return out
 
 
 # ---- results ----------------------------------------------------------------------------------------
@@ -375,16 +397,20 @@ def acquire_series(subject: Any, group: SliceGroup, seq: SequenceParams, *, fiel
 def acquire_localizer(subject: Any, isocentre: Any, seq: SequenceParams | None = None, *, field_t: float = 1.5,
                       fov_mm: float = LOCALIZER_FOV_MM, matrix: int = LOCALIZER_MATRIX,
                       thickness_mm: float = LOCALIZER_THICKNESS_MM, averages: float = 1.0, seed: Any = 0,
-                      noise: bool = True, shading: bool = True) -> MRSeries:
-    """The 3-plane localizer through the isocentre: images named sagittal, coronal, transverse (in order)."""
+                      noise: bool = True, shading: bool = True,
+                      stacks: Sequence[tuple[int, float]] | None = None) -> MRSeries:
+    """The 3-plane localizer about the isocentre: every slice of the sagittal, then the coronal, then the
+    transverse stack (`localizer_groups`), each in slice order along its plane's normal. Each image is named by
+    its plane (`localizer_planes` groups them); one noise draw over all of them (with one slice per plane, the
+    bytes of the single-slice localizer)."""
     seq = PRESETS["localizer_bssfp"] if seq is None else seq
-    groups = localizer_groups(isocentre, fov_mm, matrix, thickness_mm)
+    groups = localizer_groups(isocentre, fov_mm, matrix, thickness_mm, stacks)
     vol = signal_volume(subject, seq, field_t, shading)
-    grids = [g.grid(0) for _, g in groups]
-    clean = np.stack([_sample_slice(vol, subject, gr, thickness_mm) for gr in grids])
+    named = [(plane, g.grid(k)) for plane, g in groups for k in range(g.n_slices)]
+    clean = np.stack([_sample_slice(vol, subject, gr, thickness_mm) for _, gr in named])
     sigma = noise_sigma(groups[0][1].voxel_mm3, averages, field_t)
     pixels = _add_rician(clean, sigma, _rng(subject, ("localizer", seed))) if noise else clean
-    images = tuple(MRImage(pixels[k], grids[k], thickness_mm, k, groups[k][0]) for k in range(3))
+    images = tuple(MRImage(pixels[k], gr, thickness_mm, k, plane) for k, (plane, gr) in enumerate(named))
     return MRSeries(images, seq, float(field_t), sigma if noise else 0.0, seed)
 
 
@@ -393,6 +419,14 @@ def noise_free_images(subject: Any, series: MRSeries, shading: bool = True) -> n
     sequence, field, grids and slice thickness), e.g. to measure the pixel noise of the displayed image."""
     vol = signal_volume(subject, series.sequence, series.field_t, shading)
     return np.stack([_sample_slice(vol, subject, im.grid, im.thickness_mm) for im in series.images])
+
+
+def noise_free_image(subject: Any, series: MRSeries, k: int, shading: bool = True) -> np.ndarray:
+    """float32 (rows, cols): image k of an acquired series formed again without noise (noise_free_images, one
+    image: the same bytes as its row there)."""
+    vol = signal_volume(subject, series.sequence, series.field_t, shading)
+    im = series.images[k]
+    return _sample_slice(vol, subject, im.grid, im.thickness_mm)
 
 
 def display_grey(pixels: np.ndarray, level: float, width: float) -> np.ndarray:

@@ -99,26 +99,34 @@ def _acquire_localizer(model) -> None:
         raise RuntimeError(f"{model.task_id}: Go did not acquire the localizer")
 
 
-def mr_views(task_id: str, subject: str, seed: int) -> tuple[list[vis.MRView], object]:
-    """The images an MR renal episode plans on, as its viewports open them: the 3-plane localizer's images
-    and every image of a coronal series the initial state has acquired (the judged / recovered series), each
-    windowed with its series' opening window (MRSeries.auto_window). Also the episode's console model."""
-    from rendering.mr_image import display_grey, noise_free_images
+def mr_views(task_id: str, subject: str, seed: int, near: np.ndarray | None = None
+             ) -> tuple[list[vis.MRView], object]:
+    """The images an MR renal episode plans on, as its viewports open them: every slice of the 3-plane
+    localizer (named by its plane) and every image of a series the initial state has acquired (the judged /
+    recovered series, the prior cines), each windowed with its series' opening window
+    (MRSeries.auto_window). Also the episode's console model.
+
+    `near` ((N, 3) subject mm, e.g. the measured organs' voxels): an image whose slab lies wholly away from
+    these points cuts none of them, so its noise-free twin is not formed (grey_clean None; the measurement
+    never reads it: `scoring.visibility.organ_sections` gives such an image an empty section)."""
+    from rendering.mr_image import display_grey, noise_free_image
     from tasks.card import load_card
     from runner.headless.drive import make_model
 
     model = make_model(load_card(task_id), subject, seed)
     if task_id in MR_CARDIAC_CARDS and not any(s.localizer for s in model.series):
         _acquire_localizer(model)
+    reach = float(np.sqrt(3.0) * np.max(model.subject.spacing_mm))
     views = []
     for s in model.series:
         data = s.data
         level, width = data.auto_window
-        clean = noise_free_images(model.subject, data)
         for k, im in enumerate(data.images):
             name = f"localizer {im.name}" if s.localizer else f"series {s.uid} image {k + 1}"
-            views.append(vis.MRView(name, display_grey(im.pixels, level, width),
-                                    display_grey(clean[k], level, width), im.grid, im.thickness_mm))
+            clean = None
+            if near is None or vis.slab_reaches(near, im.grid.pose, im.thickness_mm, reach):
+                clean = display_grey(noise_free_image(model.subject, data, k), level, width)
+            views.append(vis.MRView(name, display_grey(im.pixels, level, width), clean, im.grid, im.thickness_mm))
     return views, model
 
 
@@ -126,8 +134,10 @@ def mr_episode(task_id: str, subject: str, seed: int) -> list[vis.Measure]:
     """Every kidney boundary of one MR renal episode on every image it plans on, as displayed."""
     from scoring.subject_oracle import load_oracle
 
-    views, _ = mr_views(task_id, subject, seed)
-    return vis.mr_measures(task_id, subject, seed, load_oracle(subject), views)
+    oracle = load_oracle(subject)
+    near = np.concatenate([oracle.organ_voxels_mm(o) for o in sorted({b.organ for b in vis.MR_KIDNEY_BOUNDARIES})])
+    views, _ = mr_views(task_id, subject, seed, near)
+    return vis.mr_measures(task_id, subject, seed, oracle, views)
 
 
 def mr_cardiac_episode(task_id: str, subject: str, seed: int) -> list[vis.Measure]:
@@ -136,8 +146,9 @@ def mr_cardiac_episode(task_id: str, subject: str, seed: int) -> list[vis.Measur
     from scoring.subject_oracle import load_oracle
 
     oracle = load_oracle(subject)
-    views, _ = mr_views(task_id, subject, seed)
     bounds = vis.HEART_BORDERS if task_id in MR_SHIM_CARDS else vis.lv_boundaries(oracle)
+    views, _ = mr_views(task_id, subject, seed, np.concatenate([oracle.organ_voxels_mm(o)
+                                                               for o in sorted({b.organ for b in bounds})]))
     return vis.mr_oblique_measures(task_id, subject, seed, oracle, views, bounds)
 
 
@@ -215,9 +226,12 @@ def save_mr_pngs(task_id: str, subject: str, seed: int, out_dir: Path) -> list[P
     views, _ = mr_views(task_id, subject, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
+    counts = {n: sum(v.name == n for v in views) for n in {v.name for v in views}}
+    seen: dict[str, int] = {}
     for v in views:
         if v.name.startswith("localizer"):
-            path = out_dir / f"{task_id}_{subject}_seed{seed}_{v.name.replace(' ', '_')}.png"
+            seen[v.name] = j = seen.get(v.name, 0) + 1  # the slice's place in its plane's stack
+            path = out_dir / f"{task_id}_{subject}_seed{seed}_{v.name.replace(' ', '_')}_{j:02d}of{counts[v.name]:02d}.png"
             Image.fromarray(v.grey.astype(np.uint8)).save(path)
             paths.append(path)
     return paths

@@ -21,9 +21,10 @@ class Viewer:
     def _apply_layout_spec(self, spec: Mapping[str, Any]) -> None:
         """{"layout", "active" (1-based), "graphics_mode" (every viewport), "shim_box_visible",
         "viewports": [{"row": card queue index or "series": uid, "image": 1-based (default: the middle one),
-        "graphics_mode"} or null]}.
+        "graphics_mode"} or null]}. A localizer's "image" is its plane (1 sagittal, 2 coronal, 3 transverse),
+        shown by the plane's middle slice.
 
-        With a seeded `localizer_order`, a localizer's image k goes where the card put image order[k]."""
+        With a seeded `localizer_order`, a localizer's plane k goes where the card put plane order[k]."""
         if "active" in spec:  # first: which viewports a 1x1 or 1x2 layout shows follows the active one
             a = int(spec["active"]) - 1
             self._require(0 <= a < len(self.layout.viewports), f"there is no viewport {a + 1}")
@@ -40,8 +41,10 @@ class Viewer:
             self._require(uid is not None, f"viewport {i + 1}: that row has no series")
             s = self.series_by_uid(int(uid))
             k = int(vp["image"]) - 1 if vp.get("image") else s.n_images // 2  # a whole series opens in the middle
-            if self.localizer_order is not None and s.localizer:
-                k = self.localizer_order[k]
+            if s.localizer and vp.get("image"):
+                plane = self.localizer_order[k] if self.localizer_order is not None else k
+                self._require(0 <= plane < len(s.planes), f"viewport {i + 1}: the localizer has no plane {k + 1}")
+                k = s.plane_middle(plane)
             self._load(i, int(uid), k)
             if vp.get("graphics_mode"):
                 self.layout.viewports[i] = replace(self.layout.viewports[i], graphics_mode=str(vp["graphics_mode"]))
@@ -75,12 +78,15 @@ class Viewer:
         return None if c is None else self.series_by_uid(int(c.split()[1]))
 
     def page(self, viewport: int, delta: int) -> None:
-        """Scroll through the images of the series a viewport shows (clamped at the ends)."""
+        """Scroll through the images of the series a viewport shows (clamped at the ends); on a localizer,
+        through the parallel slices of the plane it shows."""
         i = self._viewport(viewport)
         s = self.viewport_series(i)
         if s is None:
             return
-        k = max(0, min(s.n_images - 1, self.viewport_image[i] + int(delta)))
+        ks = s.planes[s.plane_of(self.viewport_image[i])]
+        j = max(0, min(len(ks) - 1, ks.index(self.viewport_image[i]) + int(delta)))
+        k = ks[j]
         if k != self.viewport_image[i]:
             self.viewport_image[i] = k
             self._changed("layout")
@@ -140,8 +146,9 @@ class Viewer:
         self._changed("selection")
 
     def viewport_caption(self, i: int) -> list[str]:
-        """The corner text of viewport i: series title, image k/N and orientation ([] when empty). With
-        labels hidden a localizer image shows only its list position, nothing that names the plane."""
+        """The corner text of viewport i: series title, image k/N and orientation ([] when empty); on a
+        localizer, the slice's place in its plane's stack. With labels hidden a localizer image shows only its
+        list position and slice k/N, nothing that names the plane."""
         s = self.viewport_series(i)
         if s is None:
             return []
@@ -149,13 +156,13 @@ class Viewer:
         if mapping.is_map_series(s):
             return mapping.caption(s, k, orientation_text(s.data[k].pose.normal))
         if s.localizer:
+            j, n = s.slice_in_plane(k)
             if self.labels_hidden:
-                return [self._image_title(s, k), "1/1"]
+                return [self._image_title(s, k), f"{j}/{n}"]
             name = s.data[k].name
-            title = f"Localizer {LOCALIZER_SHORT.get(name, name)}"
-        else:
-            title = s.name
-        return [title, f"Image {k + 1}/{s.n_images}", orientation_text(s.data[k].pose.normal)]
+            return [f"Localizer {LOCALIZER_SHORT.get(name, name)}", f"Image {j}/{n}",
+                    orientation_text(s.data[k].pose.normal)]
+        return [s.name, f"Image {k + 1}/{s.n_images}", orientation_text(s.data[k].pose.normal)]
 
     def viewport_image_data(self, i: int):
         """The MRImage viewport i shows (None when empty)."""
@@ -173,5 +180,7 @@ class Viewer:
                        "n_images": None if s is None else s.n_images,
                        "image_name": None if s is None else s.data[k].name,
                        "orientation": None if s is None else orientation_text(s.data[k].pose.normal)})
+            if s is not None and s.localizer:  # which of the plane's parallel slices it shows
+                vp["plane_slice"], vp["plane_slices"] = s.slice_in_plane(k)
         d["shim_box_visible"] = self.shim_box_visible
         return d

@@ -98,7 +98,7 @@ class MRModel(TaskSeeding, ExamQueue, SeriesStore, ParameterCard, PlanningTools,
             if draws.has("scanner_busy") else True
         self.prior_clipped = bool(self._balanced("prior_clipped", draws.perturbations["prior_clipped"])) \
             if draws.has("prior_clipped") else bool(st.get("prior_clipped", False))
-        self.localizer_order: list[int] | None = None  # 0-based image indices, in list / viewport-fill order
+        self.localizer_order: list[int] | None = None  # 0-based localizer planes, in list / viewport-fill order
         if draws.has("localizer_order"):
             self.localizer_order = [int(k) - 1 for k in self._balanced("localizer_order",
                                                                         draws.perturbations["localizer_order"])]

@@ -31,7 +31,7 @@ ROW_EDITABLE = ROW_OPEN & Rule(
     (lambda m: m.open_row.proto.acquirable, "This protocol is a placeholder: it cannot be acquired yet."),
 )
 NOT_LOCALIZER = Rule((lambda m: not m.open_row.proto.is_localizer,
-                      "The localizer's three planes are fixed through the isocentre."))
+                      "The localizer's three stacks are fixed about the isocentre."))
 HAS_INVERSION = Rule((lambda m: m.open_row.params.ti_ms is not None, "This sequence has no inversion pulse."))
 TRIGGERABLE = Rule((lambda m: m.open_row.proto.triggerable, "This sequence is not triggered."))
 TRIGGERED = Rule((lambda m: m.open_row.params.trigger != "none", "Set the trigger to ECG or pulse first."))

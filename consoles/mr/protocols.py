@@ -75,12 +75,24 @@ class MRProtocol:
     note: str = ""
     map_kind: str | None = None  # "t1" (MOLLI) or "t2" (T2-prep): a mapping protocol (consoles.mr.mapping)
     map_scheme: str | None = None  # default scheme (rendering.mr_mapping.MOLLI_SCHEMES / T2_SCHEMES)
+    # a localizer: (slice count, centre-to-centre spacing mm) of its sagittal, coronal and transverse stacks,
+    # each centred on the isocentre (rendering.mr_image.localizer_groups)
+    localizer_stacks: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
             raise ValueError(f"protocol {self.id}: unknown trigger {self.trigger!r}")
         if self.acquirable and self.preset not in PRESETS:
             raise ValueError(f"protocol {self.id}: unknown preset {self.preset!r}")
+        if self.is_localizer and (self.localizer_stacks is None or len(self.localizer_stacks) != 3
+                                  or any(n < 1 or sp < self.slices.thickness_mm for n, sp in self.localizer_stacks)):
+            raise ValueError(f"protocol {self.id}: a localizer needs (slices >= 1, spacing >= thickness) for each "
+                             f"of its 3 planes, got {self.localizer_stacks!r}")
+
+    @property
+    def localizer_slices(self) -> int:
+        """How many slices a localizer acquires over its three planes (0 for other protocols)."""
+        return sum(n for n, _ in self.localizer_stacks) if self.localizer_stacks else 0
 
     @property
     def is_localizer(self) -> bool:
@@ -96,6 +108,18 @@ class MRProtocol:
 
 
 _LOC = Timing("localizer", overhead_s=5.0)
+# The 3-plane localizer's stacks (issue 33, docs/visibility.md "MR: the kidneys on the localizers"): vendors'
+# 3-plane localizers acquire several parallel slices per orientation (Siemens "localizer" / GE "3-plane
+# localizer": 3-11 per orientation, single-shot bSSFP, well under 1 s a slice [G]); cardiac exams start with
+# scout imaging in the three planes (Kramer et al., JCMR 2020;22:17, SCMR standardized protocols). One stack
+# set serves both exams here: 11 slices of 8 mm, 15 mm apart (+-75 mm about the isocentre) in each plane.
+# Measured on the cohort (s01-s30 x seeds 0-2, every renal and cardiac card's isocentre offsets and landmark
+# shift; a section approximated by the organ's voxels within +-4 mm of the slice centre): the slice position
+# nearest the isocentre that cuts a kidney within 10 mm of its pole or border lies at most 47 mm from it
+# (LV apex, heart borders: 54 mm), and the positions that do form windows at least 34 mm wide; 15 mm steps
+# put a slice in every window and +-75 mm reaches the farthest with 20 mm to spare (9 x 15 mm would reach
+# them too, with 6 mm; 7 x 15 mm misses 1 of 2,880 renal and 5 of 810 apex boundaries).
+LOCALIZER_STACKS = ((11, 15.0), (11, 15.0), (11, 15.0))  # the row's card shows one plane's: 11 slices, gap 7 mm
 # cine: 12 lines per segment x TR 3 ms = 36 ms per cardiac phase (<= 45 ms, physics.md)
 _CINE = Timing("segmented_cine", segments=12, overhead_s=3.0)
 _MAP = Timing("mapping", overhead_s=3.0)
@@ -103,7 +127,8 @@ _CINE_SLICES = dict(thickness_mm=8.0, fov_read_mm=340.0, fov_phase_mm=272.0, mat
 
 PROTOCOLS: tuple[MRProtocol, ...] = (
     MRProtocol("localizer_3plane", "3-plane localizer", "Localizer", "localizer_bssfp",
-               SliceDefaults("T", 1, 8.0, 0.0, 450.0, 450.0, 256), _LOC, needs_localizer=False),
+               SliceDefaults("T", 11, 8.0, 7.0, 450.0, 450.0, 256), _LOC, needs_localizer=False,
+               localizer_stacks=LOCALIZER_STACKS),
     MRProtocol("cine_2ch", "Cine bSSFP 2ch (VLA)", "Cardiac", "cine_bssfp",
                SliceDefaults("C > S 40", 1, **_CINE_SLICES), _CINE, trigger="ecg", triggerable=True,
                preset_3t="cine_bssfp_3t"),

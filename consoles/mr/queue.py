@@ -296,8 +296,8 @@ class ExamQueue:
             self._running_uid, self._done_event = None, None
         self._log("prior_series_loaded" if prior else "row_done", row=uid, series=s.uid, n_images=s.n_images)
         if s.localizer and self.autoload_localizer:
-            for k in range(min(3, len(self.layout.viewports))):  # sagittal, coronal, transverse into 1-3
-                self._load(k, s.uid, k)
+            for k in range(min(len(s.planes), len(self.layout.viewports))):  # sagittal, coronal, transverse
+                self._load(k, s.uid, s.plane_middle(k))  # into 1-3, each on its middle slice
         # the end of a scan reads as such, with what Go would do next (issue 34)
         nxt = self.go_target()
         after = "no pending rows" if nxt is None else f"Go starts row {self.index_of(nxt.uid)} next"

@@ -195,7 +195,7 @@ def scan_time_s(p: RowParams, protocol: MRProtocol, heart_rate_bpm: float | None
                 signal: bool = True) -> float:
     """Nominal scan time (s) of a row: protocol overhead plus the readout's formula, rounded to 0.1 s.
 
-    localizer      3 planes x Ny x TR x NSA (single-shot per plane)
+    localizer      slices of its 3 stacks x Ny x TR x NSA (single-shot bSSFP, one slice after the other)
     single_shot    slices x TR x NSA (HASTE: one shot per slice, TR between shots)
     multi_shot     TR x ceil(Ny / ETL) x NSA x concatenations (TSE; slice time ETL x echo spacing)
     gre            TR x Ny x NSA x concatenations (2D spoiled GRE; slice time 2 TE)
@@ -207,7 +207,7 @@ def scan_time_s(p: RowParams, protocol: MRProtocol, heart_rate_bpm: float | None
     ny = p.phase_lines()
     nsa = max(1, int(p.averages))
     if t.readout == "localizer":
-        ms = 3 * ny * p.tr_ms * nsa
+        ms = protocol.localizer_slices * ny * p.tr_ms * nsa
     elif t.readout == "single_shot":
         ms = p.n_slices * p.tr_ms * nsa
     elif t.readout == "multi_shot":

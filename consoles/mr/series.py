@@ -1,8 +1,9 @@
 """The MR series store: acquired series (images kept in memory, the dump holds their geometry, never pixels)
 and the series list (a mixin of MRModel; no Qt).
 
-The series list shows one thumbnail per series, one per image for localizers (SeriesEntry); with labels hidden
-(tasks that ask the agent to recognise views) localizer images are listed unnamed in a seeded order.
+The series list shows one thumbnail per series, one per plane for localizers (SeriesEntry: the plane's middle
+slice; a viewport pages through the plane's parallel slices); with labels hidden (tasks that ask the agent to
+recognise views) localizer planes are listed unnamed in a seeded order.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from consoles.mr import mapping
 from rendering.geometry import orientation_text
-from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series
+from rendering.mr_image import MRImage, MRSeries, acquire_localizer, acquire_series, localizer_planes
 
 if TYPE_CHECKING:
     from consoles.mr.queue import QueueRow
@@ -42,12 +43,37 @@ class Series:
     def n_images(self) -> int:
         return len(self.data)
 
+    @property
+    def planes(self) -> list[list[int]]:
+        """A localizer's images per plane (0-based indices in slice order; sagittal, coronal, transverse);
+        another series is one group of all its images."""
+        if not self.localizer:
+            return [list(range(self.n_images))]
+        return list(localizer_planes(self.data).values())
+
+    def plane_of(self, k: int) -> int:
+        """The 0-based plane (group of `planes`) image k belongs to."""
+        return next(p for p, ks in enumerate(self.planes) if k in ks)
+
+    def plane_middle(self, plane: int) -> int:
+        """The image a plane opens on: its middle slice (through the isocentre)."""
+        ks = self.planes[plane]
+        return ks[len(ks) // 2]
+
+    def slice_in_plane(self, k: int) -> tuple[int, int]:
+        """(1-based position of image k in its plane's stack, the stack's slice count)."""
+        ks = self.planes[self.plane_of(k)]
+        return ks.index(k) + 1, len(ks)
+
     def image_dict(self, k: int) -> dict[str, Any]:
         im = self.data[k]
         pose = im.pose
-        return {"index": k + 1, "name": im.name, "orientation": orientation_text(pose.normal),
-                "centre_mm": _r(pose.centre), "u": _r(pose.u, 6), "v": _r(pose.v, 6), "normal": _r(pose.normal, 6),
-                "shape": list(im.pixels.shape), "pixel_mm": _r(im.pixel_mm, 4), "thickness_mm": im.thickness_mm}
+        d = {"index": k + 1, "name": im.name, "orientation": orientation_text(pose.normal),
+             "centre_mm": _r(pose.centre), "u": _r(pose.u, 6), "v": _r(pose.v, 6), "normal": _r(pose.normal, 6),
+             "shape": list(im.pixels.shape), "pixel_mm": _r(im.pixel_mm, 4), "thickness_mm": im.thickness_mm}
+        if self.localizer:  # its place in the plane's stack of parallel slices
+            d["plane_slice"], d["plane_slices"] = self.slice_in_plane(k)
+        return d
 
     def to_dict(self) -> dict[str, Any]:
         return {"uid": self.uid, "name": self.name, "row": self.row, "protocol": self.protocol,
@@ -60,15 +86,21 @@ class Series:
 
 @dataclass(frozen=True)
 class SeriesEntry:
-    """One thumbnail of the series list: a whole series, or one image of a localizer series.
+    """One thumbnail of the series list: a whole series, or one plane of a localizer series (shown by its middle
+    slice).
 
-    `key` is "<series uid>" or "<series uid>.<k>" (k 1-based); `image` is 0-based (None: whole series)."""
+    `key` is "<series uid>" or "<series uid>.<p>" (p the 1-based plane: sagittal, coronal, transverse); `image`
+    is the 0-based image it opens on (None: whole series)."""
 
     key: str
     series: int
     image: int | None
     title: str
     count_text: str
+
+
+def _slices_text(n: int) -> str:
+    return "" if n == 1 else f"{n} slices"
 
 
 def _r(a: Any, d: int = 3) -> list[float]:
@@ -98,7 +130,7 @@ class SeriesStore:
         elif pr.is_localizer:
             data = acquire_localizer(self.subject, self.isocentre_mm, p.sequence(), field_t=self.field_t,
                                      fov_mm=p.fov_read_mm, matrix=int(p.matrix), thickness_mm=p.thickness_mm,
-                                     averages=p.averages, seed=seed)
+                                     averages=p.averages, seed=seed, stacks=pr.localizer_stacks)
         else:
             data = acquire_series(self.subject, p.slice_group(), p.sequence(), field_t=self.field_t,
                                   averages=p.averages, seed=seed)
@@ -108,8 +140,8 @@ class SeriesStore:
 
     # ---- series list ----------------------------------------------------------------------------
     def _image_order(self, s: Series) -> list[int]:
-        """The order a localizer's images are listed in: the seeded order when labels are hidden."""
-        n = s.n_images
+        """The order a localizer's planes (0-based) are listed in: the seeded order when labels are hidden."""
+        n = len(s.planes)
         if not self.labels_hidden:
             return list(range(n))
         if self.localizer_order is not None and sorted(self.localizer_order) == list(range(n)):
@@ -117,20 +149,22 @@ class SeriesStore:
         return [int(k) for k in self.rng("series_list", s.uid).permutation(n)]
 
     def _image_title(self, s: Series, k: int) -> str:
+        """A localizer image's title: its plane's short name, or its plane's list position with labels hidden."""
         if self.labels_hidden:
-            return f"Image {self._image_order(s).index(k) + 1}"
+            return f"Image {self._image_order(s).index(s.plane_of(k)) + 1}"
         name = s.data[k].name
         return f"{s.uid}  Localizer {LOCALIZER_SHORT.get(name, name)}"
 
     def series_entries(self) -> list[SeriesEntry]:
-        """The series list's thumbnails in screen order: one per image for localizers, else one per series."""
+        """The series list's thumbnails in screen order: one per plane for localizers, else one per series."""
         out: list[SeriesEntry] = []
         for s in self.series:
             if mapping.is_map_series(s):
                 out += [SeriesEntry(*e) for e in mapping.series_entries(s)]
             elif s.localizer:
-                out += [SeriesEntry(f"{s.uid}.{k + 1}", s.uid, k, self._image_title(s, k), "")
-                        for k in self._image_order(s)]
+                out += [SeriesEntry(f"{s.uid}.{p + 1}", s.uid, s.plane_middle(p),
+                                    self._image_title(s, s.plane_middle(p)), _slices_text(len(s.planes[p])))
+                        for p in self._image_order(s)]
             else:
                 n = s.n_images
                 out.append(SeriesEntry(str(s.uid), s.uid, None, f"{s.uid}  {s.name}",

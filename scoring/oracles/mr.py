@@ -138,12 +138,13 @@ def localizer_viewports(layout: dict[str, Any], series: list[dict[str, Any]], im
 
 
 def localizer_image_index(state: dict[str, Any], image: str) -> tuple[int, int] | None:
-    """(series uid, 1-based image) of a localizer plane (the last localizer acquired)."""
+    """(series uid, 1-based image) of a localizer plane (the last localizer acquired): the image its series-list
+    entry shows, the plane's middle slice."""
     for s in reversed(state["series"]):
         if s.get("localizer"):
-            for im in s["images"]:
-                if im["name"] == image:
-                    return s["uid"], im["index"]
+            ims = [im for im in s["images"] if im["name"] == image]
+            if ims:
+                return s["uid"], ims[len(ims) // 2]["index"]
     return None
 
 

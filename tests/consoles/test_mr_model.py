@@ -255,12 +255,13 @@ def test_one_long_wait_equals_many_short_ones(rt):
     a, b = _model(rt, queue), _model(rt, queue)
     for m in (a, b):
         m.go()
-    a.on_clock(0.0, 12.0)
-    _run(b, 0.0, 12.0, 0.25)
+    t1 = a.duration_s(a.row_at(1)) + 1.0  # the localizer done
+    a.on_clock(0.0, t1)
+    _run(b, 0.0, t1, 0.25)
     for m in (a, b):
         m.go()
-    a.on_clock(12.0, 30.0)
-    _run(b, 12.0, 30.0, 0.5)
+    a.on_clock(t1, t1 + 18.0)
+    _run(b, t1, t1 + 18.0, 0.5)
     assert json.dumps(a.state(), sort_keys=True) == json.dumps(b.state(), sort_keys=True)
     assert np.array_equal(a.series[1].data.stack(), b.series[1].data.stack())
 
@@ -292,17 +293,45 @@ def test_initial_running_row_and_prior_series(rt):
 
 
 # ---- series --------------------------------------------------------------------------------------------
-def test_localizer_series_is_three_orthogonal_planes_through_the_isocentre(rt):
+def test_localizer_series_is_three_orthogonal_stacks_about_the_isocentre(rt):
+    stacks = get_protocol("localizer_3plane").localizer_stacks
+    assert [n for n, _ in stacks] == [11, 11, 11]  # several parallel slices per plane (docs/visibility.md)
     m = _model(rt, [_loc()])
     m.go()
-    m.on_clock(0.0, 20.0)
+    assert m.duration_s(m.row_at(1)) == pytest.approx(5.0 + 33 * 64 * PRESETS["localizer_bssfp"].tr_ms / 1000, abs=0.05)
+    m.on_clock(0.0, 60.0)
     s = m.state()["series"][0]
-    assert s["localizer"] and s["n_images"] == 3
-    assert [im["name"] for im in s["images"]] == ["sagittal", "coronal", "transverse"]
-    assert [im["orientation"] for im in s["images"]] == ["S", "C", "T"]
-    for im in s["images"]:
-        assert im["centre_mm"] == pytest.approx(list(m.isocentre_mm))
-        assert im["shape"] == [64, 64]
+    assert s["localizer"] and s["n_images"] == 33
+    iso = np.asarray(m.isocentre_mm, float)
+    start = 0
+    for (n, spacing), name, orient, axis in zip(stacks, ("sagittal", "coronal", "transverse"), "SCT", range(3)):
+        ims = s["images"][start:start + n]
+        start += n
+        assert [im["name"] for im in ims] == [name] * n and {im["orientation"] for im in ims} == {orient}
+        assert [(im["plane_slice"], im["plane_slices"]) for im in ims] == [(j + 1, n) for j in range(n)]
+        centres = np.array([im["centre_mm"] for im in ims]) - iso
+        off = [0, 1, 2]
+        off.remove(axis)
+        assert np.allclose(centres[:, off], 0.0, atol=1e-3)  # the stack runs along the plane's normal only
+        assert np.allclose(np.abs(np.diff(centres[:, axis])), spacing, atol=1e-3)
+        assert centres[n // 2] == pytest.approx([0.0, 0.0, 0.0], abs=1e-3)  # the middle slice: the isocentre
+        assert all(im["shape"] == [64, 64] for im in ims)
+
+
+def test_localizer_viewports_open_on_the_middle_slice_and_page_within_their_plane(rt):
+    m = _model(rt, [_loc("done")])
+    lay = m.state()["layout"]
+    assert [(v["image_name"], v["plane_slice"], v["plane_slices"]) for v in lay["viewports"][:3]] == \
+        [("sagittal", 6, 11), ("coronal", 6, 11), ("transverse", 6, 11)]
+    assert m.slice_position(1) == "Cor P 0.0"  # the middle slice: through the isocentre
+    m.page(1, -2)  # the wheel pages the coronal viewport through the coronal stack
+    assert m.viewport_caption(1) == ["Localizer cor", "Image 4/11", "C"]
+    assert m.slice_position(1) == "Cor A 30.0"  # two 15 mm steps down the stack
+    m.page(1, -10)  # clamped at the plane's first slice, never into the sagittal stack
+    assert m.viewport_caption(1) == ["Localizer cor", "Image 1/11", "C"]
+    m.page(1, +30)
+    assert m.viewport_caption(1) == ["Localizer cor", "Image 11/11", "C"]
+    assert m.state()["layout"]["viewports"][1]["image_name"] == "coronal"
 
 
 def test_series_image_count_and_geometry_follow_the_parameters(rt):
@@ -334,12 +363,12 @@ def test_series_image_count_and_geometry_follow_the_parameters(rt):
 def test_repeated_row_gets_a_new_series_with_new_noise(rt):
     m = _model(rt, [_loc(), {"protocol": "t2_haste_cor", "params": dict(SMALL, n_slices=1)}])
     m.go()
-    m.on_clock(0.0, 10.0)
+    m.on_clock(0.0, 15.0)  # the localizer: 12.4 s at a 64 matrix
     m.go()
-    m.on_clock(10.0, 20.0)
+    m.on_clock(15.0, 25.0)
     m.repeat(m.row_at(2).uid)
     m.go()
-    m.on_clock(20.0, 30.0)
+    m.on_clock(25.0, 35.0)
     a, b = m.series[1], m.series[2]
     assert [r.status for r in m.rows] == ["done"] * 3 and b.row == m.row_at(3).uid
     assert a.to_dict()["images"][0]["centre_mm"] == b.to_dict()["images"][0]["centre_mm"]
@@ -457,7 +486,7 @@ def test_initial_layout_and_image_selection(rt):
     m.select_image(1, 1)
     assert m.state()["selected_image"] == {"series": 1, "image": 2}
     with pytest.raises(ConsoleActionError):
-        m.select_image(1, 3)
+        m.select_image(1, 33)  # 3 x 11 slices
 
 
 # ---- dump ------------------------------------------------------------------------------------------------
@@ -465,11 +494,11 @@ def _episode(rt, seed):
     m = _model(rt, [_loc(), {"protocol": "cine_4ch", "params": SMALL}], seed=seed,
                perturbations={"heart_rate_bpm": [55, 95]})
     m.go()
-    m.on_clock(0.0, 10.0)
+    m.on_clock(0.0, 15.0)  # the localizer: 12.4 s at a 64 matrix
     m.open(m.row_at(2).uid)
     m.set_param("acq_window_ms", 500)
     m.go()
-    m.on_clock(10.0, 25.0)
+    m.on_clock(15.0, 30.0)
     return m
 
 
@@ -516,17 +545,18 @@ def test_series_list_entries_thumbnails_load_and_select(rt):
     entries = m.series_entries()
     assert [e.key for e in entries] == ["1.1", "1.2", "1.3", "2"]
     assert [e.title for e in entries] == ["1  Localizer sag", "1  Localizer cor", "1  Localizer tra", "2  cor T2"]
-    assert [e.count_text for e in entries] == ["", "", "", "4 images"] and entries[1].image == 1
-    assert m.entry_image("1.3") is m.series[0].data[2] and m.entry_image("2") is m.series[1].data[2]
+    # one entry per plane, on its middle slice (images 6, 17, 28 of the 33)
+    assert [e.count_text for e in entries] == ["11 slices"] * 3 + ["4 images"] and entries[1].image == 16
+    assert m.entry_image("1.3") is m.series[0].data[27] and m.entry_image("2") is m.series[1].data[2]
     m.load_entry(3, "1.2")
-    assert m.viewport_caption(3) == ["Localizer cor", "Image 2/3", "C"]
+    assert m.viewport_caption(3) == ["Localizer cor", "Image 6/11", "C"]
     m.load_entry(3, "2")
     assert m.viewport_caption(3) == ["cor T2", "Image 3/4", "C"]
     m.set_layout("1x1")
-    assert m.viewport_caption(0) == ["Localizer sag", "Image 1/3", "S"]
+    assert m.viewport_caption(0) == ["Localizer sag", "Image 6/11", "S"]
     m.select_entry("1.3")
     st = m.state()
-    assert st["selected_image"] == {"series": 1, "image": 3} and st["selected_entry"] == "1.3"
+    assert st["selected_image"] == {"series": 1, "image": 28} and st["selected_entry"] == "1.3"
     m.select_entry("2")
     assert m.state()["selected_image"] == {"series": 2, "image": None}
     with pytest.raises(ConsoleActionError):
@@ -543,10 +573,10 @@ def test_hidden_labels_list_localizer_images_in_seeded_order_without_names(rt):
         orders.add(tuple(e.image for e in entries))
         m.load_entry(0, entries[1].key)
         cap = m.viewport_caption(0)
-        assert cap == ["Image 2", "1/1"]
+        assert cap == ["Image 2", "6/11"]
         assert not any(w in " ".join(cap + [e.title for e in entries]).lower() for w in ("sag", "cor", "tra"))
         assert m.viewport_caption(1) == []
-    assert orders == {(0, 1, 2), (1, 2, 0), (2, 0, 1)}  # balanced: each order once in seeds 0-2 and 3-5
+    assert orders == {(5, 16, 27), (16, 27, 5), (27, 5, 16)}  # balanced: each order once in seeds 0-2 and 3-5
 
 
 def test_balanced_choice_takes_every_option_once_per_block():

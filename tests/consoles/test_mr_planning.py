@@ -222,7 +222,7 @@ def test_planning_is_refused_on_rows_that_are_not_editable(rt, status, reason):
 def test_planning_is_refused_on_the_localizer_and_with_no_row_open(rt):
     m = MRModel(rt, "mr_plan_test", 0, {"queue": [{"protocol": "localizer_3plane", "params": {"matrix": 64}}],
                                         "open": 1})  # a pending localizer row
-    with pytest.raises(ConsoleActionError, match="fixed through the isocentre"):
+    with pytest.raises(ConsoleActionError, match="fixed about the isocentre"):
         m.translate_group(CORONAL, 5.0, 0.0)
     m.close_row()
     with pytest.raises(ConsoleActionError, match="Open a row"):

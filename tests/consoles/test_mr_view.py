@@ -59,13 +59,13 @@ def _script(d: Driver) -> None:
     d.facts["missing_static"] = d.missing(STATIC_NAMES + tuple(f"library_item:{p}" for p in LIBRARY)
                                           + tuple(f"queue_row:{u}" for u in (1, 2, 3, 4)))
     d.click("go")
-    d.con.settle(10.0)  # the localizer runs in simulated time
+    d.con.settle(40.0)  # the localizer (3 x 11 slices, 34.6 s) runs in simulated time
     st = d.con.state()
     d.facts["after_go"] = [r["status"] for r in st["queue"]]
     d.facts["series_items"] = sorted(k for k in d.geo() if k.startswith("series_item:"))
     d.shot("after_localizer")
     x, y = d.centre("viewport1")
-    d.act(Action("scroll", x=x, y=y, clicks=1))  # one image on: the localizer's coronal image
+    d.act(Action("scroll", x=x, y=y, clicks=1))  # one slice on in the sagittal stack: 7/11 (image 7 of 33)
     d.facts["viewport1_after_scroll"] = d.con.state()["layout"]["viewports"][0]["image"]
     d.click("series_item:1.3")
     d.facts["selected_entry"] = d.con.state()["selected_entry"]
@@ -142,13 +142,13 @@ def test_queue_actions_through_menu_double_click_rename_and_drags(runs):
     f = runs[0].facts
     assert f["after_go"] == ["done", "pending", "pending", "pending"]
     assert f["series_items"] == ["series_item:1.1", "series_item:1.2", "series_item:1.3"]
-    assert f["viewport1_after_scroll"] == 2 and f["selected_entry"] == "1.3"
+    assert f["viewport1_after_scroll"] == 7 and f["selected_entry"] == "1.3"
     assert f["open_after_double_click"] == 3
     assert f["after_repeat"] == [(1, None), (2, None), (5, 2), (3, None), (4, None)]
     assert f["renamed"] == ["4ch cine"]
     assert f["after_escape"] == ["4ch cine"] and f["rename_field_after_escape"] is False
     assert f["typed_and_chosen"] == (7.5, "none")
-    assert f["viewport4"] == (1, 2)  # the coronal localizer image
+    assert f["viewport4"] == (1, 17)  # the coronal localizer: its middle slice, image 17 of 33
     assert f["after_library_drag"] == ["localizer_3plane", "t2_haste_cor", "cine_2ch"]
 
 

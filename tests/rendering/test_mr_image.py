@@ -232,6 +232,36 @@ def test_coil_shading_is_mild_and_brightest_near_the_coils():
 
 
 # ---- geometry -----------------------------------------------------------------------------------------
+def test_multi_slice_localizer_stacks_its_planes_about_the_isocentre(dev):
+    """Several parallel slices per plane, grouped and ordered per plane, the middle one through the isocentre;
+    its middle slices are the single-slice localizer's images (same sampling), the noise drawn over all."""
+    iso = np.array([5.0, -118.0, -140.0])
+    stacks = ((3, 20.0), (5, 15.0), (1, 8.0))
+    s = mi.acquire_localizer(dev, iso, seed=0, matrix=64, stacks=stacks)
+    assert len(s) == 9 and [im.index for im in s.images] == list(range(9))
+    planes = mi.localizer_planes(s)
+    assert planes == {"sagittal": [0, 1, 2], "coronal": [3, 4, 5, 6, 7], "transverse": [8]}
+    for (name, ks), (n, spacing), axis in zip(planes.items(), stacks, range(3)):
+        offs = np.array([s[k].pose.centre for k in ks]) - iso
+        assert np.allclose(np.delete(offs, axis, axis=1), 0.0)
+        assert np.allclose(offs[:, axis], (np.arange(n) - (n - 1) / 2) * spacing * np.sign(offs[-1, axis] or 1))
+        assert all(np.allclose(np.abs(s[k].pose.normal), np.eye(3)[axis]) for k in ks)
+    clean = mi.acquire_localizer(dev, iso, noise=False, matrix=64, stacks=stacks)
+    single = mi.acquire_localizer(dev, iso, noise=False, matrix=64)
+    for k_multi, k_single in ((1, 0), (5, 1), (8, 2)):
+        assert clean[k_multi].pixels.tobytes() == single[k_single].pixels.tobytes()
+    # outer slices show other anatomy; the noise is the localizer's (voxel-based) sigma on every image
+    assert not np.array_equal(clean[3].pixels, clean[7].pixels)
+    assert s.noise_sigma == pytest.approx(mi.noise_sigma((450 / 64) ** 2 * 8.0))
+    again = mi.acquire_localizer(dev, iso, seed=0, matrix=64, stacks=stacks)
+    assert again.stack().tobytes() == s.stack().tobytes()  # deterministic
+    # one slice per plane: exactly the single-slice localizer, noise included
+    one = mi.acquire_localizer(dev, iso, seed=0, matrix=64, stacks=((1, 8.0),) * 3)
+    assert one.stack().tobytes() == mi.acquire_localizer(dev, iso, seed=0, matrix=64).stack().tobytes()
+    with pytest.raises(ValueError, match="one stack per plane"):
+        mi.localizer_groups(iso, stacks=((3, 15.0),) * 2)
+
+
 def test_localizer_is_three_orthogonal_planes_through_the_isocentre(dev):
     iso = np.array([5.0, -118.0, -140.0])
     s = mi.acquire_localizer(dev, iso, seed=0)

@@ -20,18 +20,19 @@ def test_mr_card_meeting_the_bound_prints_its_table_and_exits_0(tmp_path, capsys
         for what in ("upper pole", "lower pole", "anterior border", "posterior border"))
     assert all(r["meet"] == 1 and r["min"] >= 3.0 for r in rows)
     pngs = sorted(p.name for p in (tmp_path / "png").iterdir())
-    assert pngs == [f"mr_renal_acquisition_adequacy_v2_s04_seed2_localizer_{v}.png"
-                    for v in ("coronal", "sagittal", "transverse")]
+    assert pngs == [f"mr_renal_acquisition_adequacy_v2_s04_seed2_localizer_{v}_{j:02d}of11.png"
+                    for v in ("coronal", "sagittal", "transverse") for j in range(1, 12)]  # every slice
 
 
 def test_mr_card_missing_the_bound_exits_1_naming_each_boundary(capsys, subject_cache):
-    code = main(["tasks", "visibility", "--tasks", "mr_renal_bilateral_geometry_planning_v2", "--subjects", "s04",
-                 "--seeds", "2", "--workers", "1"])
+    code = main(["tasks", "visibility", "--tasks", "mr_renal_numeric_coverage_correction_v2", "--subjects", "s14",
+                 "--seeds", "0", "--workers", "1"])
     text = capsys.readouterr().out
     assert code == 1, text
-    # s04 seed 2: the single coronal localizer slice cuts the left kidney's upper pole 20 mm short of it
-    assert ("mr_renal_bilateral_geometry_planning_v2 left kidney upper pole s04 seed 2 (best 0.0 on localizer "
-            "coronal; that image's section ends 20 mm short of it (edge CNR 5.5))") in text
+    # s14 seed 0: a coronal localizer slice cuts the left kidney's upper pole (1 mm short of it), but the pole
+    # lies against the spleen with no perirenal fat between them (docs/visibility.md, "MR")
+    assert ("mr_renal_numeric_coverage_correction_v2 left kidney upper pole s14 seed 0 (best 0.53 on localizer "
+            "coronal; that image's section ends 1 mm short of it (edge CNR 0.53))") in text
 
 
 def test_us_card_prints_the_live_image_table_and_saves_the_image(tmp_path, capsys, subject_cache):

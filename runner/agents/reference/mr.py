@@ -64,10 +64,11 @@ class MRPlanner(MappingPolicy, PlanningPolicy, PlannerBase):
 
     @staticmethod
     def _entry_key(st: dict[str, Any], image: str) -> str:
-        """The series-list key of a plane of the (last) localizer."""
-        loc = [s for s in st["series"] if s["localizer"]][-1]
-        k = next(im["index"] for im in loc["images"] if im["name"] == image)
-        return f"{loc['uid']}.{k}"
+        """The series-list key of a plane of the (last) localizer (its entry shows the plane's middle slice)."""
+        from scoring.oracles.mr import localizer_image_index
+
+        uid, k = localizer_image_index(st, image)
+        return next(e["key"] for e in st["series_list"] if e["series"] == uid and e["image"] == k)
 
     @staticmethod
     def _viewports_showing(st: dict[str, Any], image: str, layout: dict[str, Any] | None = None) -> list[int]:
