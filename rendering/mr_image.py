@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -159,16 +159,41 @@ def localizer_planes(series: "MRSeries") -> dict[str, list[int]]:
 
 
 # ---- results ----------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
 class MRImage:
     """One magnitude image: float32 (rows, cols) with row 0 at the top of the screen, in units of fully
-    relaxed water; `grid` holds its plane pose and pixel spacing."""
+    relaxed water; `grid` holds its plane pose and pixel spacing.
 
-    pixels: np.ndarray
-    grid: ResliceGrid
-    thickness_mm: float
-    index: int = 0
-    name: str = ""
+    `pixels` may be given, or formed on first use by `form` (a pure function of the acquisition: the localizer's
+    33 slices are formed as a viewport, a thumbnail or a measurement first asks for each, so a console that shows
+    three of them never pays for thirty; the bytes do not depend on the order of asking)."""
+
+    def __init__(self, pixels: np.ndarray | None, grid: ResliceGrid, thickness_mm: float, index: int = 0,
+                 name: str = "", *, form: Callable[[], np.ndarray] | None = None) -> None:
+        if pixels is None and form is None:
+            raise ValueError("an MR image needs its pixels or the function that forms them")
+        self._pixels = pixels
+        self._form = form
+        self.grid = grid
+        self.thickness_mm = thickness_mm
+        self.index = index
+        self.name = name
+
+    @property
+    def pixels(self) -> np.ndarray:
+        if self._pixels is None:
+            self._pixels = self._form()
+            self._form = None  # the signal volume it holds is no longer needed
+        return self._pixels
+
+    @property
+    def formed(self) -> bool:
+        """Whether the pixels exist yet (tests: a console start forms only what it shows)."""
+        return self._pixels is not None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, cols), without forming the pixels."""
+        return self.grid.shape
 
     @property
     def pose(self) -> PlanePose:
@@ -192,6 +217,7 @@ class MRSeries:
     field_t: float
     noise_sigma: float
     seed: Any = 0
+    window_images: tuple[int, ...] | None = None  # the images whose pixels set auto_window (None: all)
 
     def __len__(self) -> int:
         return len(self.images)
@@ -205,9 +231,11 @@ class MRSeries:
 
     @cached_property
     def auto_window(self) -> tuple[float, float]:
-        """(level, width) a scanner would open the series with: 0 to the 99.5th percentile (computed
-        once: every viewport the series is loaded into asks for it)."""
-        hi = float(np.percentile(np.concatenate([im.pixels.ravel() for im in self.images]), 99.5))
+        """(level, width) a scanner would open the series with: 0 to the 99.5th percentile of its images (of
+        the localizer: of each plane's middle slice, the three it opens on; computed once: every viewport the
+        series is loaded into asks for it)."""
+        ks = range(len(self.images)) if self.window_images is None else self.window_images
+        hi = float(np.percentile(np.concatenate([self.images[k].pixels.ravel() for k in ks]), 99.5))
         hi = max(hi, 1e-6)
         return hi / 2.0, hi
 
@@ -401,17 +429,26 @@ def acquire_localizer(subject: Any, isocentre: Any, seq: SequenceParams | None =
                       stacks: Sequence[tuple[int, float]] | None = None) -> MRSeries:
     """The 3-plane localizer about the isocentre: every slice of the sagittal, then the coronal, then the
     transverse stack (`localizer_groups`), each in slice order along its plane's normal. Each image is named by
-    its plane (`localizer_planes` groups them); one noise draw over all of them (with one slice per plane, the
-    bytes of the single-slice localizer)."""
+    its plane (`localizer_planes` groups them) and formed when first used, with its own noise draw (seeded by
+    the episode's seed and its index); the series opens with the window of each plane's middle slice."""
     seq = PRESETS["localizer_bssfp"] if seq is None else seq
     groups = localizer_groups(isocentre, fov_mm, matrix, thickness_mm, stacks)
     vol = signal_volume(subject, seq, field_t, shading)
     named = [(plane, g.grid(k)) for plane, g in groups for k in range(g.n_slices)]
-    clean = np.stack([_sample_slice(vol, subject, gr, thickness_mm) for _, gr in named])
     sigma = noise_sigma(groups[0][1].voxel_mm3, averages, field_t)
-    pixels = _add_rician(clean, sigma, _rng(subject, ("localizer", seed))) if noise else clean
-    images = tuple(MRImage(pixels[k], gr, thickness_mm, k, plane) for k, (plane, gr) in enumerate(named))
-    return MRSeries(images, seq, float(field_t), sigma if noise else 0.0, seed)
+
+    def former(k: int, grid: ResliceGrid) -> Callable[[], np.ndarray]:
+        def form() -> np.ndarray:  # each image its own noise draw, so no image depends on another's
+            clean = _sample_slice(vol, subject, grid, thickness_mm)
+            return _add_rician(clean, sigma, _rng(subject, ("localizer", seed, k))) if noise else clean
+        return form
+
+    images = tuple(MRImage(None, gr, thickness_mm, k, plane, form=former(k, gr)) for k, (plane, gr) in enumerate(named))
+    middles, k0 = [], 0
+    for _, g in groups:
+        middles.append(k0 + g.n_slices // 2)
+        k0 += g.n_slices
+    return MRSeries(images, seq, float(field_t), sigma if noise else 0.0, seed, window_images=tuple(middles))
 
 
 def noise_free_images(subject: Any, series: MRSeries, shading: bool = True) -> np.ndarray:

@@ -70,7 +70,7 @@ class Series:
         pose = im.pose
         d = {"index": k + 1, "name": im.name, "orientation": orientation_text(pose.normal),
              "centre_mm": _r(pose.centre), "u": _r(pose.u, 6), "v": _r(pose.v, 6), "normal": _r(pose.normal, 6),
-             "shape": list(im.pixels.shape), "pixel_mm": _r(im.pixel_mm, 4), "thickness_mm": im.thickness_mm}
+             "shape": list(im.shape), "pixel_mm": _r(im.pixel_mm, 4), "thickness_mm": im.thickness_mm}
         if self.localizer:  # its place in the plane's stack of parallel slices
             d["plane_slice"], d["plane_slices"] = self.slice_in_plane(k)
         return d

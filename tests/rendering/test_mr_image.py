@@ -234,7 +234,7 @@ def test_coil_shading_is_mild_and_brightest_near_the_coils():
 # ---- geometry -----------------------------------------------------------------------------------------
 def test_multi_slice_localizer_stacks_its_planes_about_the_isocentre(dev):
     """Several parallel slices per plane, grouped and ordered per plane, the middle one through the isocentre;
-    its middle slices are the single-slice localizer's images (same sampling), the noise drawn over all."""
+    its middle slices are the single-slice localizer's images (same sampling), each image its own noise."""
     iso = np.array([5.0, -118.0, -140.0])
     stacks = ((3, 20.0), (5, 15.0), (1, 8.0))
     s = mi.acquire_localizer(dev, iso, seed=0, matrix=64, stacks=stacks)
@@ -258,6 +258,24 @@ def test_multi_slice_localizer_stacks_its_planes_about_the_isocentre(dev):
     # one slice per plane: exactly the single-slice localizer, noise included
     one = mi.acquire_localizer(dev, iso, seed=0, matrix=64, stacks=((1, 8.0),) * 3)
     assert one.stack().tobytes() == mi.acquire_localizer(dev, iso, seed=0, matrix=64).stack().tobytes()
+
+
+def test_localizer_images_are_formed_when_first_used_whatever_the_order(dev):
+    """A console that shows three of the localizer's slices forms those three (and the window from them); an
+    image's bytes do not depend on which images were formed before it."""
+    iso = np.array([5.0, -118.0, -140.0])
+    stacks = ((5, 15.0), (5, 15.0), (5, 15.0))
+    a = mi.acquire_localizer(dev, iso, seed=3, matrix=64, stacks=stacks)
+    assert not any(im.formed for im in a.images)
+    level, width = a.auto_window
+    assert [k for k, im in enumerate(a.images) if im.formed] == [2, 7, 12]  # each plane's middle slice
+    assert width > 0 and a[4].shape == (64, 64) and not a[4].formed
+    b = mi.acquire_localizer(dev, iso, seed=3, matrix=64, stacks=stacks)
+    first_b = b[4].pixels.tobytes()  # formed first here, after the middles in a
+    assert first_b == a[4].pixels.tobytes() and b.stack().tobytes() == a.stack().tobytes()
+    assert not np.array_equal(a[3].pixels - mi.noise_free_image(dev, a, 3), a[4].pixels - mi.noise_free_image(dev, a, 4))
+    other = mi.acquire_localizer(dev, iso, seed=4, matrix=64, stacks=stacks)
+    assert other[4].pixels.tobytes() != first_b  # the episode's seed draws the noise
     with pytest.raises(ValueError, match="one stack per plane"):
         mi.localizer_groups(iso, stacks=((3, 15.0),) * 2)
 
