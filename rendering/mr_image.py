@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Sequence
 
@@ -217,7 +217,7 @@ class MRSeries:
     field_t: float
     noise_sigma: float
     seed: Any = 0
-    window_images: tuple[int, ...] | None = None  # the images whose pixels set auto_window (None: all)
+    window_images: tuple[int, ...] | None = field(default=None, kw_only=True)  # set auto_window (None: all)
 
     def __len__(self) -> int:
         return len(self.images)
