@@ -39,9 +39,10 @@ def _answers_other(task: MRTask, state: dict, ops: list) -> dict:
         from scoring.oracles.mr import localizer_image_index
 
         want = localizer_image_index(state, task.image)
-        keys = [e["key"] for e in state["series_list"]]
-        # the answer is where the image sits in the series list (what a click picks), not its identity
-        return {"list_position": Answer(str(keys.index(f"{want[0]}.{want[1]}") + 1))}
+        shown = [(e["series"], e["image"]) for e in state["series_list"]]
+        # the answer is where the image sits in the series list (what a click picks), not its identity; a
+        # localizer plane's entry shows its middle slice (localizer_image_index)
+        return {"list_position": Answer(str(shown.index(tuple(want)) + 1))}
     if task.family == MAPPING:
         from scoring.oracles.mr_mapping import answer_parts
 

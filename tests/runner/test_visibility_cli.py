@@ -25,14 +25,14 @@ def test_mr_card_meeting_the_bound_prints_its_table_and_exits_0(tmp_path, capsys
 
 
 def test_mr_card_missing_the_bound_exits_1_naming_each_boundary(capsys, subject_cache):
-    code = main(["tasks", "visibility", "--tasks", "mr_renal_numeric_coverage_correction_v2", "--subjects", "s14",
-                 "--seeds", "0", "--workers", "1"])
+    code = main(["tasks", "visibility", "--tasks", "L4_heart_shim_box", "--subjects", "s04", "--seeds", "2",
+                 "--workers", "1"])
     text = capsys.readouterr().out
     assert code == 1, text
-    # s14 seed 0: a coronal localizer slice cuts the left kidney's upper pole (1 mm short of it), but the pole
-    # lies against the spleen with no perirenal fat between them (docs/visibility.md, "MR")
-    assert ("mr_renal_numeric_coverage_correction_v2 left kidney upper pole s14 seed 0 (best 0.53 on localizer "
-            "coronal; that image's section ends 1 mm short of it (edge CNR 0.53))") in text
+    # s04 seed 2: the heart's top is the right ventricle's outflow running into pulmonary-artery blood, blood
+    # against blood (docs/visibility.md, "MR cardiac"); a coronal localizer slice cuts it 0.3 mm short
+    assert "L4_heart_shim_box heart superior border s04 seed 2 (best " in text
+    assert "| L4_heart_shim_box | 6 | " in text  # the per-card summary: six borders
 
 
 def test_us_card_prints_the_live_image_table_and_saves_the_image(tmp_path, capsys, subject_cache):
