@@ -61,13 +61,13 @@ def _mr_busy_state(view, app) -> None:
     (status counting down, parameters of a real row in the card)."""
     m = view.model
     m.go()
-    view.on_clock(0.0, 20.0)
+    view.on_clock(0.0, 40.0)  # the 3-plane localizer takes 0:35 (11 slices per plane)
     # a T1 map in viewport 4 with an ROI: its colour bar's labels and the ROI read-out are read back
     view._do(m.open, m.add_protocol("t1_map_molli"))
     view._do(m.go)
-    view.on_clock(20.0, 40.0)
+    view.on_clock(40.0, 60.0)
     view._do(m.load_series, 3, m.series[-1].uid, 0)
-    view._do(m.measure_roi, 3, (0.0, 0.0), (15.0, 12.0))
+    view._do(m.measure_roi, 3, (-10.0, 30.0), (15.0, 12.0))
     m.open(m.rows[2].uid)
     # the widest geometry a plan shows: a double oblique with both tilts negative, the in-plane
     # rotation three digits and negative (orientation read-out, fields, plan info on the images)
@@ -75,7 +75,7 @@ def _mr_busy_state(view, app) -> None:
                         ("pos_lr_mm", -123.4), ("n_slices", 12)):
         m.set_param(name, value)
     m.go()
-    view.on_clock(40.0, 45.0)
+    view.on_clock(60.0, 65.0)
     _settle(app)
 
 
